@@ -1,0 +1,34 @@
+// attnbench: benchmarks and ablates attention scoring functions in one RNN encoder-decoder.
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"attnbench: benchmark and ablate attention scorers inside one RNN encoder-decoder", "attnbench"};
+  app.set_version_flag("--version", std::string("attnbench ") + ATTNBENCH_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  attnbench::setup_list(app, exit_code);
+  attnbench::setup_lesson(app, exit_code);
+  attnbench::setup_probe(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "attnbench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "attnbench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "attnbench: failed: " << e.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}

@@ -1,0 +1,124 @@
+// `attnbench probe`: one attention step (or, with --steps, a whole decode) as CSV.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/problem_flags.hpp"
+#include "cli/probe_output.hpp"
+#include "core/attention_step.hpp"
+#include "core/harness.hpp"
+#include "core/model.hpp"
+#include "core/onednn_context.hpp"
+#include "core/reference.hpp"
+#include "variants/registry.hpp"
+
+namespace attnbench {
+
+namespace {
+
+struct ProbeOptions {
+  ProblemFlags flags;
+  std::string lengths;
+  std::int64_t steps = 0;
+};
+
+// Parses "--lengths 10,7,4": one valid length per example, each in 1..src_len.
+std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& p) {
+  if (text.empty()) return source_lengths(p);
+  std::vector<std::int64_t> lengths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || used == 0 || value < 1 || value > p.src_len)
+      throw std::invalid_argument("--lengths: bad length '" + item + "'; each must be a whole number in 1.." +
+                                  std::to_string(p.src_len) + " (--src-len)");
+    lengths.push_back(value);
+  }
+  if (static_cast<std::int64_t>(lengths.size()) != p.batch)
+    throw std::invalid_argument("--lengths: got " + std::to_string(lengths.size()) + " lengths for --batch " +
+                                std::to_string(p.batch) + "; give one per example");
+  return lengths;
+}
+
+// One attention step on random H and s, drawn as the lesson does:
+// H = randn(B, L, E), s = randn(B, D), then the scorer's parameters.
+std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& lengths) {
+  ParamSource source(p.init, p.seed);
+  const std::vector<float> H = make_randn(source, p.batch * p.src_len * p.enc_dim);
+  const std::vector<float> s = make_randn(source, p.batch * p.dec_dim);
+  const ScorerShape shape{p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim};
+  std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+
+  OneDnnContext ctx(p.threads);
+  const AttentionStep step = run_attention_step(ctx, *scorer, shape, H, s, lengths);
+
+  CsvTable table({"tensor", "b", "i", "value"});
+  add_matrix(table, "scores", std::nullopt, ref::to_double(step.scores), p.batch);
+  add_matrix(table, "weights", std::nullopt, ref::to_double(step.weights), p.batch);
+  add_matrix(table, "context", std::nullopt, ref::to_double(step.context), p.batch);
+  return table.str();
+}
+
+// The whole harness for T = --steps decode steps, every tensor of every step.
+std::string probe_decode(Problem p, const std::vector<std::int64_t>& lengths) {
+  Model model = make_model(p, find_scorer(p.scorer).make);
+  model.lengths = lengths;
+  OneDnnContext ctx(p.threads);
+  Harness harness(ctx, model);
+  const DecodeTrace trace = harness.run_traced();
+
+  CsvTable table({"tensor", "t", "b", "i", "value"});
+  add_matrix(table, "annotations", "", trace.annotations, p.batch);
+  add_matrix(table, "state", "0", trace.initial_state, p.batch);
+  for (std::size_t t = 0; t < trace.steps.size(); ++t) {
+    const StepRecord& step = trace.steps[t];
+    const std::string at = std::to_string(t + 1);
+    add_matrix(table, "scores", at, step.scores, p.batch);
+    add_matrix(table, "weights", at, step.weights, p.batch);
+    add_matrix(table, "context", at, step.context, p.batch);
+    add_matrix(table, "state", at, step.state, p.batch);
+    add_matrix(table, "logits", at, step.logits, p.batch);
+  }
+  return table.str();
+}
+
+int run_probe(const ProbeOptions& options) {
+  Problem p = to_problem(options.flags);
+  if (options.steps < 0) throw std::invalid_argument("--steps: must be 0 or more, got " + std::to_string(options.steps));
+  if (options.steps > 0) {
+    p.tgt_len = options.steps;
+    validate(p);
+  }
+  const std::vector<std::int64_t> lengths = parse_lengths(options.lengths, p);
+  const std::string csv = options.steps > 0 ? probe_decode(p, lengths) : probe_one_step(p, lengths);
+  std::fputs(csv.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void setup_probe(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ProbeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "probe",
+      "Run one attention step (or --steps T decode steps) and print every tensor as CSV.\n"
+      "One step prints `tensor,b,i,value` for scores, weights and context; under --init torch it draws\n"
+      "H = randn(B, L, E), s = randn(B, D), then the scorer's parameters, exactly as the lesson does.\n"
+      "With --steps T it runs the whole encoder-decoder and prints `tensor,t,b,i,value`.");
+  add_problem_flags(*sub, options->flags);
+  sub->add_option("--lengths", options->lengths, "Comma list of valid source lengths, one per example (e.g. 10,7)");
+  sub->add_option("--steps", options->steps, "Run the whole harness for this many decode steps (0: one attention step)")
+      ->capture_default_str();
+  sub->callback([options, &exit_code] { exit_code = run_probe(*options); });
+}
+
+}  // namespace attnbench

@@ -1,0 +1,35 @@
+// Masked softmax over the source positions and the context vector c = alpha H.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/matmul_op.hpp"
+#include "core/onednn_context.hpp"
+
+namespace attnbench {
+
+// For scores e (B, L) and annotations H (B, L, E): positions j >= lengths[b] get
+// score -inf and weight exactly 0; alpha = softmax over the rest; c = alpha H (B, E).
+class Attend {
+ public:
+  Attend() = default;
+  Attend(OneDnnContext& ctx, std::int64_t batch, std::int64_t src_len, std::int64_t enc_dim,
+         std::vector<std::int64_t> lengths);
+
+  // Sets masked scores to -inf in place and writes alpha (B, L).
+  void softmax(float* e, float* alpha);
+  // Writes c (B, E) = alpha (B, 1, L) x H (B, L, E).
+  void context(const float* alpha, const float* H, float* c);
+
+ private:
+  OneDnnContext* ctx_ = nullptr;
+  std::int64_t batch_ = 0, src_len_ = 0;
+  std::vector<std::int64_t> lengths_;
+  bool masked_ = false;
+  dnnl::softmax_forward softmax_;
+  dnnl::memory scores_, weights_;
+  MatmulOp context_;
+};
+
+}  // namespace attnbench

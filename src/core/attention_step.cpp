@@ -1,0 +1,23 @@
+#include "core/attention_step.hpp"
+
+#include "core/attend.hpp"
+
+namespace attnbench {
+
+AttentionStep run_attention_step(OneDnnContext& ctx, Scorer& scorer, const ScorerShape& shape,
+                                 const std::vector<float>& H, const std::vector<float>& s,
+                                 const std::vector<std::int64_t>& lengths) {
+  scorer.build(ctx);
+  Attend attend(ctx, shape.batch, shape.src_len, shape.enc_dim, lengths);
+  AttentionStep out;
+  out.scores.resize(static_cast<std::size_t>(shape.batch * shape.src_len));
+  out.weights.resize(out.scores.size());
+  out.context.resize(static_cast<std::size_t>(shape.batch * shape.enc_dim));
+  scorer.prepare(H.data());
+  scorer.score(s.data(), out.scores.data());
+  attend.softmax(out.scores.data(), out.weights.data());
+  attend.context(out.weights.data(), H.data(), out.context.data());
+  return out;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,61 @@
+// oneDNN matmul primitives created once and run many times on caller-owned buffers.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/onednn_context.hpp"
+#include "core/param_source.hpp"
+
+namespace attnbench {
+
+// dst = src x weights (+ post-ops), all plain row-major f32 with possibly strided
+// weights; the buffers are given at each run. Example: a (B,L,A) x (B,A,1) batched product.
+class MatmulOp {
+ public:
+  MatmulOp() = default;
+  MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+           const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr = {});
+
+  void run(const float* src, const float* weights, float* dst);
+
+ private:
+  OneDnnContext* ctx_ = nullptr;
+  dnnl::matmul primitive_;
+  dnnl::memory src_, weights_, dst_;
+};
+
+// y = act(x W^T + b) for a (rows, in) input, like nn.Linear followed by an optional
+// eltwise activation. The weights are reordered once into oneDNN's preferred layout.
+class LinearOp {
+ public:
+  LinearOp() = default;
+  LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params,
+           dnnl::algorithm activation = dnnl::algorithm::undef);
+
+  void run(const float* x, float* y);
+
+ private:
+  OneDnnContext* ctx_ = nullptr;
+  dnnl::matmul primitive_;
+  dnnl::memory src_, weights_, bias_, dst_;
+};
+
+// dst = act(src0 + src1) with numpy broadcasting of src1 (e.g. (B,L,A) + (B,1,A)).
+class BinaryAddOp {
+ public:
+  BinaryAddOp() = default;
+  BinaryAddOp(OneDnnContext& ctx, const dnnl::memory::dims& src0, const dnnl::memory::dims& src1,
+              dnnl::algorithm activation = dnnl::algorithm::undef);
+
+  void run(const float* src0, const float* src1, float* dst);
+
+ private:
+  OneDnnContext* ctx_ = nullptr;
+  dnnl::binary primitive_;
+  dnnl::memory src0_, src1_, dst_;
+};
+
+// Attributes with one eltwise post-op (alpha, beta as in oneDNN), or none for undef.
+dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha = 0.f, float beta = 0.f);
+
+}  // namespace attnbench

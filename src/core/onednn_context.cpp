@@ -1,0 +1,38 @@
+#include "core/onednn_context.hpp"
+
+#include <omp.h>
+
+namespace attnbench {
+
+namespace {
+dnnl::engine make_engine(int threads) {
+  omp_set_num_threads(threads);
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+}  // namespace
+
+OneDnnContext::OneDnnContext(int threads) : threads_(threads), engine_(make_engine(threads)), stream_(engine_) {}
+
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory wrap(OneDnnContext& ctx, const dnnl::memory::dims& dims, const float* data) {
+  return dnnl::memory(plain_desc(dims), ctx.engine(), const_cast<float*>(data));
+}
+
+dnnl::memory reorder_into(OneDnnContext& ctx, const dnnl::memory& from, const dnnl::memory::desc& to) {
+  dnnl::memory out(to, ctx.engine());
+  dnnl::reorder(from, out).execute(ctx.stream(), const_cast<dnnl::memory&>(from), out);
+  ctx.stream().wait();
+  return out;
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+}  // namespace attnbench

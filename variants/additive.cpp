@@ -1,0 +1,81 @@
+#include "variants/additive.hpp"
+
+#include <cmath>
+
+#include "variants/projected_keys.hpp"
+
+namespace attnbench {
+
+namespace {
+
+class AdditiveScorer final : public Scorer {
+ public:
+  AdditiveScorer(ParamSource& source, const ScorerShape& shape, bool use_tanh)
+      : shape_(shape),
+        use_tanh_(use_tanh),
+        W_(make_linear(source, shape.dec_dim, shape.attn_dim, false)),
+        U_(make_linear(source, shape.enc_dim, shape.attn_dim, false)),
+        v_(make_linear(source, shape.attn_dim, 1, false)) {}
+
+  void build(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    keys_op_ = LinearOp(ctx, B * L, U_);
+    query_op_ = LinearOp(ctx, B, W_);
+    add_op_ = BinaryAddOp(ctx, {B, L, A}, {B, 1, A}, use_tanh_ ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::undef);
+    v_op_ = LinearOp(ctx, B * L, v_);
+    keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
+    hidden_.assign(keys_.size(), 0.f);
+    query_.assign(static_cast<std::size_t>(B * A), 0.f);
+  }
+
+  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+
+  void score(const float* s, float* e) override {
+    query_op_.run(s, query_.data());
+    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    v_op_.run(hidden_.data(), e);
+  }
+
+  std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    const std::vector<double> q = project_state(W_, s, shape_);
+    const std::vector<double> k = project_annotations(U_, H, shape_);
+    std::vector<double> e(static_cast<std::size_t>(B * L));
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t j = 0; j < L; ++j) {
+        double sum = 0.0;
+        for (std::int64_t a = 0; a < A; ++a) {
+          const double z = k[static_cast<std::size_t>((b * L + j) * A + a)] + q[static_cast<std::size_t>(b * A + a)];
+          sum += v_.weight[static_cast<std::size_t>(a)] * (use_tanh_ ? std::tanh(z) : z);
+        }
+        e[static_cast<std::size_t>(b * L + j)] = sum;
+      }
+    return e;
+  }
+
+ private:
+  ScorerShape shape_;
+  bool use_tanh_;
+  LinearParams W_, U_, v_;
+  LinearOp keys_op_, query_op_, v_op_;
+  BinaryAddOp add_op_;
+  std::vector<float> keys_, hidden_, query_;
+};
+
+std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {
+  return make_additive(source, shape, true);
+}
+
+}  // namespace
+
+std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh) {
+  return std::make_unique<AdditiveScorer>(source, shape, use_tanh);
+}
+
+ScorerInfo scorer_info_additive() {
+  return {"additive", "e_tj = v . tanh(W s_{t-1} + U h_j)",
+          "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
+          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh};
+}
+
+}  // namespace attnbench

@@ -1,0 +1,14 @@
+// Bahdanau's additive scorer e_tj = v . act(W s + U h_j), with act = tanh or identity.
+#pragma once
+
+#include <memory>
+
+#include "core/matmul_op.hpp"
+#include "core/scorer.hpp"
+
+namespace attnbench {
+
+// Parameters in creation order: W: Linear(D, A), U: Linear(E, A), v: Linear(A, 1), no bias.
+std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh);
+
+}  // namespace attnbench

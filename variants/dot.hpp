@@ -1,0 +1,14 @@
+// Projected dot-product scorer e_tj = (W s) . (U h_j) * scale.
+#pragma once
+
+#include <memory>
+
+#include "core/scorer.hpp"
+
+namespace attnbench {
+
+// Parameters in creation order: W: Linear(D, A), U: Linear(E, A), no bias.
+// scale 1 gives `dot`, 1/sqrt(A) gives `scaled_dot`.
+std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled);
+
+}  // namespace attnbench

@@ -1,0 +1,50 @@
+// Luong's "general" scorer e_tj = s_{t-1} . (W h_j): keys W h_j are cached per sequence.
+#include "core/scorer.hpp"
+#include "variants/batched_dot.hpp"
+#include "variants/projected_keys.hpp"
+
+namespace attnbench {
+
+namespace {
+
+class GeneralScorer final : public Scorer {
+ public:
+  GeneralScorer(ParamSource& source, const ScorerShape& shape)
+      : shape_(shape), W_(make_linear(source, shape.enc_dim, shape.dec_dim, false)) {}
+
+  void build(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim;
+    keys_op_ = LinearOp(ctx, B * L, W_);
+    dot_ = BatchedDot(ctx, B, L, D, 1.f);
+    keys_.assign(static_cast<std::size_t>(B * L * D), 0.f);
+  }
+
+  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+
+  void score(const float* s, float* e) override { dot_.run(keys_.data(), s, e); }
+
+  std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
+    return BatchedDot::reference(project_annotations(W_, H, shape_), s, shape_.batch, shape_.src_len,
+                                 shape_.dec_dim, 1.0);
+  }
+
+ private:
+  ScorerShape shape_;
+  LinearParams W_;
+  LinearOp keys_op_;
+  BatchedDot dot_;
+  std::vector<float> keys_;
+};
+
+std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& shape) {
+  return std::make_unique<GeneralScorer>(source, shape);
+}
+
+}  // namespace
+
+ScorerInfo scorer_info_general() {
+  return {"general", "e_tj = s_{t-1} . (W h_j)", "W: Linear(enc_dim, dec_dim); no bias (attn_dim unused)",
+          "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general};
+}
+
+}  // namespace attnbench

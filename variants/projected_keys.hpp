@@ -1,0 +1,23 @@
+// Building blocks shared by the scorers: reference projections of s and H.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/reference.hpp"
+#include "core/scorer.hpp"
+
+namespace attnbench {
+
+// W s for every example: (B, D) -> (B, out) in double.
+inline std::vector<double> project_state(const LinearParams& W, std::span<const double> s, const ScorerShape& shape) {
+  return ref::linear(s, shape.batch, W);
+}
+
+// U h_j for every example and position: (B, L, E) -> (B, L, out) in double.
+inline std::vector<double> project_annotations(const LinearParams& U, std::span<const double> H,
+                                               const ScorerShape& shape) {
+  return ref::linear(H, shape.batch * shape.src_len, U);
+}
+
+}  // namespace attnbench

@@ -57,7 +57,7 @@ std::string gib(std::uint64_t bytes) {
 
 }  // namespace
 
-void validate(const Problem& p) {
+void validate_sizes(const Problem& p) {
   require_positive("--batch", p.batch);
   require_positive("--src-len", p.src_len);
   require_positive("--tgt-len", p.tgt_len);
@@ -73,6 +73,10 @@ void validate(const Problem& p) {
   if (p.len_min < 0 || p.len_min > p.src_len)
     throw std::invalid_argument("--len-min: must be between 1 and --src-len (" + std::to_string(p.src_len) +
                                 "), or 0 for no padding, got " + std::to_string(p.len_min));
+}
+
+void validate(const Problem& p) {
+  validate_sizes(p);
   const std::uint64_t need = estimated_bytes(p);
   const std::uint64_t have = available_memory_bytes();
   if (have != 0 && need > have * 3 / 4)

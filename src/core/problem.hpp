@@ -43,7 +43,10 @@ std::uint64_t estimated_bytes(const Problem& p);
 std::uint64_t available_memory_bytes();
 
 // Throws std::invalid_argument with one line naming the flag and the bad value
-// when a field is out of range or the point would not fit in memory.
+// when a field is out of range.
+void validate_sizes(const Problem& p);
+
+// validate_sizes(), and refuses a point that would not fit in 75% of available memory.
 void validate(const Problem& p);
 
 std::string to_string(InitKind k);

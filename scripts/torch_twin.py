@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""PyTorch twin of `attnbench probe --init torch`: the same model, the same numbers.
+
+Run it as the binary is run and it prints the same CSV (values agree to float32
+rounding), e.g.
+
+    /usr/bin/python3 scripts/torch_twin.py probe --init torch --scorer dot --steps 3
+
+or import it (tests/torch_crosscheck.py does) and call `run_probe(Probe(...))`.
+Only `--init torch` exists here: the binary's `fast` stream is not PyTorch's.
+
+Creation order. Every probe starts with `torch.manual_seed(seed)`; then:
+
+One step (`--steps 0`):
+    H = torch.randn(B, L, E)
+    s = torch.randn(B, D)
+    scorer = SCORERS[name](E, D, A)   # its parameters, in the order listed below
+
+Whole decode (`--steps T`), `EncoderDecoder.__init__` creates, in this order:
+    src_emb = nn.Embedding(vocab, emb_dim)
+    tgt_emb = nn.Embedding(vocab, emb_dim)
+    encoder = nn.GRU(emb_dim, enc_dim // 2, batch_first=True, bidirectional=True)
+    bridge  = nn.Linear(enc_dim // 2, dec_dim)
+    scorer  = SCORERS[name](enc_dim, dec_dim, attn_dim)
+    cell    = nn.GRUCell(emb_dim + enc_dim, dec_dim)
+    out     = nn.Linear(dec_dim + enc_dim, vocab)
+then src = torch.randint(0, vocab, (B, L)) and tgt = torch.randint(0, vocab, (B, T)).
+
+Scorer parameters (all without bias):
+    additive, additive_linear: W = Linear(D, A), U = Linear(E, A), v = Linear(A, 1)
+    dot, scaled_dot:           W = Linear(D, A), U = Linear(E, A)
+    general:                   W = Linear(E, D)
+
+Source lengths: `--lengths` if given, else lengths[b] = L - (L - len_min) * b // (B - 1)
+(len_min 0 means L; every length is L when B == 1). Scores at j >= lengths[b] are -inf.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AdditiveScorer(nn.Module):
+    """Bahdanau: e_tj = v . tanh(W s + U h_j); without tanh it is the lesson's ablation."""
+
+    def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int, use_tanh: bool = True):
+        super().__init__()
+        self.W = nn.Linear(dec_dim, attn_dim, bias=False)
+        self.U = nn.Linear(enc_dim, attn_dim, bias=False)
+        self.v = nn.Linear(attn_dim, 1, bias=False)
+        self.use_tanh = use_tanh
+
+    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
+        z = self.W(s)[:, None, :] + self.U(H)
+        if self.use_tanh:
+            z = torch.tanh(z)
+        return self.v(z).squeeze(-1)
+
+
+class DotScorer(nn.Module):
+    """Dot product of projections: e_tj = (W s) . (U h_j), divided by sqrt(A) when scaled."""
+
+    def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int, scaled: bool = False):
+        super().__init__()
+        self.W = nn.Linear(dec_dim, attn_dim, bias=False)
+        self.U = nn.Linear(enc_dim, attn_dim, bias=False)
+        self.scale = math.sqrt(attn_dim) if scaled else 1.0
+
+    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
+        e = (self.U(H) @ self.W(s)[:, :, None]).squeeze(-1)
+        return e / self.scale if self.scale != 1.0 else e
+
+
+class GeneralScorer(nn.Module):
+    """Luong's general: e_tj = s . (W h_j); attn_dim is unused."""
+
+    def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int):
+        super().__init__()
+        del attn_dim  # the signature is shared by every scorer
+        self.W = nn.Linear(enc_dim, dec_dim, bias=False)
+
+    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
+        return (self.W(H) @ s[:, :, None]).squeeze(-1)
+
+
+# Every scorer by name, as (enc_dim, dec_dim, attn_dim) -> nn.Module; the binary's order.
+SCORERS = {
+    "additive": lambda E, D, A: AdditiveScorer(E, D, A, use_tanh=True),
+    "additive_linear": lambda E, D, A: AdditiveScorer(E, D, A, use_tanh=False),
+    "dot": lambda E, D, A: DotScorer(E, D, A, scaled=False),
+    "scaled_dot": lambda E, D, A: DotScorer(E, D, A, scaled=True),
+    "general": GeneralScorer,
+}
+
+
+def attend(e: torch.Tensor, H: torch.Tensor, lengths: torch.Tensor):
+    """Masks e (B, L) in place past each length with -inf; returns (e, weights, context (B, E))."""
+    e.masked_fill_(torch.arange(e.shape[1])[None, :] >= lengths[:, None], -math.inf)
+    weights = F.softmax(e, dim=-1)
+    context = torch.bmm(weights[:, None, :], H).squeeze(1)
+    return e, weights, context
+
+
+class EncoderDecoder(nn.Module):
+    """The harness's model: BiGRU encoder, tanh bridge, attention, GRUCell decoder, output layer."""
+
+    def __init__(self, scorer: str, vocab: int, emb_dim: int, enc_dim: int, dec_dim: int, attn_dim: int):
+        super().__init__()
+        self.src_emb = nn.Embedding(vocab, emb_dim)
+        self.tgt_emb = nn.Embedding(vocab, emb_dim)
+        self.encoder = nn.GRU(emb_dim, enc_dim // 2, batch_first=True, bidirectional=True)
+        self.bridge = nn.Linear(enc_dim // 2, dec_dim)
+        self.scorer = SCORERS[scorer](enc_dim, dec_dim, attn_dim)
+        self.cell = nn.GRUCell(emb_dim + enc_dim, dec_dim)
+        self.out = nn.Linear(dec_dim + enc_dim, vocab)
+
+    def encode(self, src: torch.Tensor):
+        """Returns annotations H (B, L, E) and s_0 = tanh(bridge(backward final state)) (B, D).
+
+        Padded positions are encoded too (no packing); only attention masks them.
+        """
+        H, h_n = self.encoder(self.src_emb(src))
+        return H, torch.tanh(self.bridge(h_n[1]))
+
+    def step(self, s: torch.Tensor, H: torch.Tensor, lengths: torch.Tensor, y: torch.Tensor):
+        """One decode step from s_{t-1} and input tokens y (B,): (scores, weights, context, s_t, logits)."""
+        scores, weights, context = attend(self.scorer(s, H), H, lengths)
+        s = self.cell(torch.cat([self.tgt_emb(y), context], 1), s)
+        logits = self.out(torch.cat([s, context], 1))
+        return scores, weights, context, s, logits
+
+
+@dataclass
+class Probe:
+    """One `attnbench probe --init torch` invocation; defaults are the binary's."""
+
+    scorer: str = "additive"
+    batch: int = 2
+    src_len: int = 10
+    tgt_len: int = 5
+    emb_dim: int = 16
+    enc_dim: int = 16
+    dec_dim: int = 20
+    attn_dim: int = 32
+    vocab: int = 100
+    threads: int = 1
+    seed: int = 0
+    len_min: int = 0
+    lengths: Optional[tuple] = None  # one valid length per example; None: from len_min
+    steps: int = 0  # 0: one attention step; T: the whole decode for T steps
+
+    def flags(self) -> list:
+        """The binary's command-line flags for this probe, e.g. ['--init', 'torch', '--scorer', 'dot', ...]."""
+        out = ["--init", "torch"]
+        for name in ("scorer", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim",
+                     "vocab", "threads", "seed", "len_min", "steps"):
+            out += ["--" + name.replace("_", "-"), str(getattr(self, name))]
+        if self.lengths is not None:
+            out += ["--lengths", ",".join(str(n) for n in self.lengths)]
+        return out
+
+    def source_lengths(self) -> list:
+        """Valid length of each example: --lengths, or linear from src_len down to len_min."""
+        if self.lengths is not None:
+            return list(self.lengths)
+        lo = self.len_min or self.src_len
+        if self.batch < 2:
+            return [self.src_len] * self.batch
+        return [self.src_len - (self.src_len - lo) * b // (self.batch - 1) for b in range(self.batch)]
+
+
+def validate(p: Probe) -> None:
+    """Raises ValueError naming the flag when a value is out of range, as the binary does."""
+    if p.scorer not in SCORERS:
+        raise ValueError(f"--scorer: unknown scorer '{p.scorer}'; known: {', '.join(SCORERS)}")
+    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads"):
+        if getattr(p, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')}: must be a positive whole number, got {getattr(p, name)}")
+    if p.enc_dim % 2:
+        raise ValueError(f"--enc-dim: must be even (2 x the encoder's hidden size), got {p.enc_dim}")
+    if not 0 <= p.len_min <= p.src_len:
+        raise ValueError(f"--len-min: must be between 1 and --src-len ({p.src_len}), or 0, got {p.len_min}")
+    if not 0 <= p.seed < 2**64:
+        raise ValueError(f"--seed: must be a whole number in 0..2^64-1, got {p.seed}")
+    if p.steps < 0:
+        raise ValueError(f"--steps: must be 0 or more, got {p.steps}")
+    if p.lengths is not None:
+        if len(p.lengths) != p.batch:
+            raise ValueError(f"--lengths: got {len(p.lengths)} lengths for --batch {p.batch}; give one per example")
+        if any(not 1 <= n <= p.src_len for n in p.lengths):
+            raise ValueError(f"--lengths: each must be a whole number in 1..{p.src_len} (--src-len)")
+
+
+class Record(NamedTuple):
+    """One printed tensor: name, step column (None: no such column), values as (B, n)."""
+
+    tensor: str
+    step: Optional[str]
+    values: torch.Tensor
+
+
+def one_step_records(p: Probe) -> list:
+    """Scores, weights and context of one attention step on random H and s (assumes the seed is set)."""
+    H = torch.randn(p.batch, p.src_len, p.enc_dim)
+    s = torch.randn(p.batch, p.dec_dim)
+    scorer = SCORERS[p.scorer](p.enc_dim, p.dec_dim, p.attn_dim)
+    scores, weights, context = attend(scorer(s, H), H, torch.tensor(p.source_lengths()))
+    return [Record("scores", None, scores), Record("weights", None, weights), Record("context", None, context)]
+
+
+def decode_records(p: Probe) -> list:
+    """Annotations, s_0, then per step scores, weights, context, state, logits (assumes the seed is set)."""
+    model = EncoderDecoder(p.scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim)
+    src = torch.randint(0, p.vocab, (p.batch, p.src_len))
+    tgt = torch.randint(0, p.vocab, (p.batch, p.steps))
+    lengths = torch.tensor(p.source_lengths())
+    H, s = model.encode(src)
+    records = [Record("annotations", "", H.reshape(p.batch, -1)), Record("state", "0", s)]
+    for t in range(p.steps):
+        scores, weights, context, s, logits = model.step(s, H, lengths, tgt[:, t])
+        names = ("scores", "weights", "context", "state", "logits")
+        records += [Record(n, str(t + 1), v) for n, v in zip(names, (scores, weights, context, s, logits))]
+    return records
+
+
+def format_csv(records: list, header: list) -> str:
+    """Long-format CSV, one row `tensor[,t],b,i,value` per element, values as C's %.9g."""
+    lines = [",".join(header)]
+    for record in records:
+        prefix = record.tensor if record.step is None else f"{record.tensor},{record.step}"
+        for b, row in enumerate(record.values.tolist()):
+            lines.extend(f"{prefix},{b},{i},{x:.9g}" for i, x in enumerate(row))
+    return "\n".join(lines) + "\n"
+
+
+def run_probe(p: Probe) -> str:
+    """The CSV `attnbench probe` prints for p under --init torch; raises ValueError on bad input."""
+    validate(p)
+    torch.set_num_threads(p.threads)
+    torch.manual_seed(p.seed)
+    with torch.no_grad():
+        if p.steps > 0:
+            return format_csv(decode_records(p), ["tensor", "t", "b", "i", "value"])
+        return format_csv(one_step_records(p), ["tensor", "b", "i", "value"])
+
+
+def parse_lengths(text: str) -> tuple:
+    """'10,7,4' -> (10, 7, 4); argparse turns the ValueError into a usage error."""
+    return tuple(int(item) for item in text.split(","))
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The `probe` subcommand with the binary's flags and defaults."""
+    parser = argparse.ArgumentParser(prog="torch_twin.py", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    probe = commands.add_parser("probe", help="print what `attnbench probe --init torch` prints")
+    defaults = Probe()
+    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
+                 "seed", "len_min", "steps"):
+        probe.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
+    probe.add_argument("--scorer", default=defaults.scorer, help="one of: " + ", ".join(SCORERS))
+    probe.add_argument("--dtype", default="f32", help="f32 only")
+    probe.add_argument("--init", default="fast", help="torch only (the binary's default, fast, is refused)")
+    probe.add_argument("--lengths", type=parse_lengths, help="comma list of valid source lengths, e.g. 10,7")
+    return parser
+
+
+def main(argv: Optional[list] = None) -> int:
+    """Runs the command line; returns 0, or 2 (message on stderr) for input the twin cannot reproduce."""
+    args = vars(make_parser().parse_args(argv))
+    args.pop("command")
+    init, dtype = args.pop("init"), args.pop("dtype")
+    try:
+        if init != "torch":
+            raise ValueError(f"--init: the twin reproduces only --init torch, got '{init}'")
+        if dtype != "f32":
+            raise ValueError(f"--dtype: unsupported data type '{dtype}'; supported: f32")
+        csv = run_probe(Probe(**args))
+    except ValueError as error:
+        print(f"torch_twin: error: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.write(csv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

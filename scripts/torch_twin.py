@@ -72,20 +72,18 @@ class DotScorer(nn.Module):
         super().__init__()
         self.W = nn.Linear(dec_dim, attn_dim, bias=False)
         self.U = nn.Linear(enc_dim, attn_dim, bias=False)
-        self.scale = math.sqrt(attn_dim) if scaled else 1.0
+        self.divisor = math.sqrt(attn_dim) if scaled else 1.0
 
     def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
         """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
-        e = (self.U(H) @ self.W(s)[:, :, None]).squeeze(-1)
-        return e / self.scale if self.scale != 1.0 else e
+        return (self.U(H) @ self.W(s)[:, :, None]).squeeze(-1) / self.divisor
 
 
 class GeneralScorer(nn.Module):
-    """Luong's general: e_tj = s . (W h_j); attn_dim is unused."""
+    """Luong's general: e_tj = s . (W h_j); it has no attn_dim."""
 
-    def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int):
+    def __init__(self, enc_dim: int, dec_dim: int):
         super().__init__()
-        del attn_dim  # the signature is shared by every scorer
         self.W = nn.Linear(enc_dim, dec_dim, bias=False)
 
     def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
@@ -99,7 +97,7 @@ SCORERS = {
     "additive_linear": lambda E, D, A: AdditiveScorer(E, D, A, use_tanh=False),
     "dot": lambda E, D, A: DotScorer(E, D, A, scaled=False),
     "scaled_dot": lambda E, D, A: DotScorer(E, D, A, scaled=True),
-    "general": GeneralScorer,
+    "general": lambda E, D, A: GeneralScorer(E, D),
 }
 
 

@@ -26,9 +26,17 @@ class AdditiveScorer final : public Scorer {
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     hidden_.assign(keys_.size(), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
+    if (!use_tanh_) key_scores_.assign(static_cast<std::size_t>(B * L), 0.f);
   }
 
-  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+  void prepare(const float* H) override {
+    keys_op_.run(H, keys_.data());
+    if (!use_tanh_) v_op_.run(keys_.data(), key_scores_.data());
+  }
+
+  // Without tanh, e_tj = v.U h_j + v.W s_{t-1}: the second term is the same for every j
+  // and cancels in the softmax, so v.U h_j alone gives the weights (a static alignment).
+  const float* alignment_logits() const override { return use_tanh_ ? nullptr : key_scores_.data(); }
 
   void score(const float* s, float* e) override {
     query_op_.run(s, query_.data());
@@ -59,7 +67,7 @@ class AdditiveScorer final : public Scorer {
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
   BinaryAddOp add_op_;
-  std::vector<float> keys_, hidden_, query_;
+  std::vector<float> keys_, hidden_, query_, key_scores_;
 };
 
 std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {

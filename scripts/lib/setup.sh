@@ -7,7 +7,7 @@ ATTNBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # Debian packages the project builds, tests and plots with.
 ATTNBENCH_PACKAGES=(
   g++ cmake make pkg-config
-  libdnnl-dev libcli11-dev libbenchmark-dev libgtest-dev libcsv-dev
+  libdnnl-dev libcli11-dev libbenchmark-dev libgtest-dev libcsv-dev nlohmann-json3-dev libssl-dev
   python3-torch python3-numpy python3-matplotlib
 )
 

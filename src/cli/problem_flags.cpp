@@ -1,31 +1,81 @@
 #include "cli/problem_flags.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 #include "variants/registry.hpp"
 
 namespace attnbench {
 
+namespace {
+
+struct FlagDoc {
+  const char* field;
+  const char* flag;
+  std::string help;
+  bool decoder_only;
+};
+
+// The help text of every Problem flag, in Problem's order.
+const std::vector<FlagDoc>& flag_docs() {
+  static const std::vector<FlagDoc> docs = {
+      {"scorer", "--scorer", "Scoring function: " + scorer_names(), false},
+      {"batch", "--batch", "Examples per batch (B)", false},
+      {"src_len", "--src-len", "Source length (L)", false},
+      {"tgt_len", "--tgt-len", "Decode steps (T)", true},
+      {"emb_dim", "--emb-dim", "Token embedding size", true},
+      {"enc_dim", "--enc-dim", "Annotation size E = 2 x encoder GRU hidden (even)", false},
+      {"dec_dim", "--dec-dim", "Decoder state size D", false},
+      {"attn_dim", "--attn-dim", "Attention inner size A", false},
+      {"vocab", "--vocab", "Vocabulary size (source and target)", true},
+      {"threads", "--threads", "OpenMP threads for the oneDNN kernels", false},
+      {"dtype", "--dtype", "Data type: f32", false},
+      {"seed", "--seed", "Random seed", false},
+      {"init", "--init", "Parameter init: fast, or torch (PyTorch's CPU streams, value for value)", false},
+      {"len_min", "--len-min",
+       "Shortest source length; lengths fall linearly from src-len (example 0) to it. 0: no padding", true},
+  };
+  return docs;
+}
+
+const FlagDoc& doc(std::string_view field) {
+  for (const FlagDoc& d : flag_docs())
+    if (d.field == field) return d;
+  throw std::logic_error("no flag for field " + std::string(field));
+}
+
+template <typename T>
+void add(CLI::App& app, std::string_view field, T& value, bool decoder_flags) {
+  const FlagDoc& d = doc(field);
+  if (d.decoder_only && !decoder_flags) return;
+  app.add_option(d.flag, value, d.help)->capture_default_str();
+}
+
+}  // namespace
+
 void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags) {
   Problem& p = flags.problem;
-  app.add_option("--scorer", p.scorer, "Scoring function: " + scorer_names())->capture_default_str();
-  app.add_option("--batch", p.batch, "Examples per batch (B)")->capture_default_str();
-  app.add_option("--src-len", p.src_len, "Source length (L)")->capture_default_str();
-  if (decoder_flags) app.add_option("--tgt-len", p.tgt_len, "Decode steps (T)")->capture_default_str();
-  if (decoder_flags) app.add_option("--emb-dim", p.emb_dim, "Token embedding size")->capture_default_str();
-  app.add_option("--enc-dim", p.enc_dim, "Annotation size E = 2 x encoder GRU hidden")->capture_default_str();
-  app.add_option("--dec-dim", p.dec_dim, "Decoder state size D")->capture_default_str();
-  app.add_option("--attn-dim", p.attn_dim, "Attention inner size A")->capture_default_str();
-  if (decoder_flags) app.add_option("--vocab", p.vocab, "Vocabulary size (source and target)")->capture_default_str();
-  app.add_option("--threads", p.threads, "OpenMP threads for the oneDNN kernels")->capture_default_str();
-  app.add_option("--dtype", flags.dtype, "Data type: f32")->capture_default_str();
-  app.add_option("--seed", p.seed, "Random seed")->capture_default_str();
-  app.add_option("--init", flags.init, "Parameter init: fast, or torch (PyTorch's CPU streams, value for value)")
-      ->capture_default_str();
-  if (decoder_flags)
-    app.add_option("--len-min", p.len_min,
-                   "Shortest source length; lengths fall linearly from src-len (example 0) to it. 0: no padding")
-        ->capture_default_str();
+  add(app, "scorer", p.scorer, decoder_flags);
+  add(app, "batch", p.batch, decoder_flags);
+  add(app, "src_len", p.src_len, decoder_flags);
+  add(app, "tgt_len", p.tgt_len, decoder_flags);
+  add(app, "emb_dim", p.emb_dim, decoder_flags);
+  add(app, "enc_dim", p.enc_dim, decoder_flags);
+  add(app, "dec_dim", p.dec_dim, decoder_flags);
+  add(app, "attn_dim", p.attn_dim, decoder_flags);
+  add(app, "vocab", p.vocab, decoder_flags);
+  add(app, "threads", p.threads, decoder_flags);
+  add(app, "dtype", flags.dtype, decoder_flags);
+  add(app, "seed", p.seed, decoder_flags);
+  add(app, "init", flags.init, decoder_flags);
+  add(app, "len_min", p.len_min, decoder_flags);
+}
+
+void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs) {
+  for (const FlagDoc& d : flag_docs())
+    app.add_option_function<std::string>(
+        d.flag, [&specs, field = std::string(d.field)](const std::string& spec) { specs[field] = spec; },
+        d.help + " (a value, a list 8,32, or a range 10:100:10 / 16:1024:*2)");
 }
 
 Problem to_problem(const ProblemFlags& flags) {

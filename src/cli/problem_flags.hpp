@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
+#include <string>
+
 #include "core/problem.hpp"
 
 namespace attnbench {
@@ -14,11 +17,15 @@ struct ProblemFlags {
   std::string init = "fast";
 };
 
-
-// Adds the Problem flags to `app`, storing into `flags`.
+// Adds the Problem flags to `app` as single values, storing into `flags`; without
+// decoder_flags, --tgt-len, --emb-dim, --vocab and --len-min are left out.
 void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags = true);
 
 // The checked Problem; throws std::invalid_argument naming the flag and value.
 Problem to_problem(const ProblemFlags& flags);
+
+// Adds every Problem flag as a grid spec (a value, a list "8,32", a range "10:100:10"
+// or "16:1024:*2"); a given flag stores its text in specs[field] (field = "src_len").
+void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs);
 
 }  // namespace attnbench

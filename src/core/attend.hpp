@@ -17,8 +17,10 @@ class Attend {
   Attend(OneDnnContext& ctx, std::int64_t batch, std::int64_t src_len, std::int64_t enc_dim,
          std::vector<std::int64_t> lengths);
 
-  // Sets masked scores to -inf in place and writes alpha (B, L).
-  void softmax(float* e, float* alpha);
+  // Sets the scores of padded positions to -inf in place.
+  void mask(float* e) const;
+  // Writes alpha (B, L) = softmax over the valid positions of `logits`; padded positions get 0.
+  void softmax(const float* logits, float* alpha);
   // Writes c (B, E) = alpha (B, 1, L) x H (B, L, E).
   void context(const float* alpha, const float* H, float* c);
 
@@ -28,6 +30,7 @@ class Attend {
   std::vector<std::int64_t> lengths_;
   bool masked_ = false;
   dnnl::softmax_forward softmax_;
+  std::vector<float> masked_logits_;
   dnnl::memory scores_, weights_;
   MatmulOp context_;
 };

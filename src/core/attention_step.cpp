@@ -15,7 +15,9 @@ AttentionStep run_attention_step(OneDnnContext& ctx, Scorer& scorer, const Score
   out.context.resize(static_cast<std::size_t>(shape.batch * shape.enc_dim));
   scorer.prepare(H.data());
   scorer.score(s.data(), out.scores.data());
-  attend.softmax(out.scores.data(), out.weights.data());
+  attend.mask(out.scores.data());
+  const float* logits = scorer.alignment_logits();
+  attend.softmax(logits ? logits : out.scores.data(), out.weights.data());
   attend.context(out.weights.data(), H.data(), out.context.data());
   return out;
 }

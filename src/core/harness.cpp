@@ -56,7 +56,9 @@ void Harness::prepare_keys() { model_.scorer->prepare(annotations_.data()); }
 void Harness::score() { model_.scorer->score(state_.data(), scores_.data()); }
 
 void Harness::attend() {
-  attend_.softmax(scores_.data(), weights_.data());
+  attend_.mask(scores_.data());
+  const float* logits = model_.scorer->alignment_logits();
+  attend_.softmax(logits ? logits : scores_.data(), weights_.data());
   attend_.context(weights_.data(), annotations_.data(), context_.data());
 }
 

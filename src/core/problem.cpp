@@ -80,8 +80,9 @@ void validate(const Problem& p) {
   const std::uint64_t need = estimated_bytes(p);
   const std::uint64_t have = available_memory_bytes();
   if (have != 0 && need > have * 3 / 4)
-    throw std::invalid_argument("problem too large: needs about " + gib(need) + " > 75% of available memory (" +
-                                gib(have) + "); reduce --batch, --src-len, --vocab or the dims");
+    throw std::invalid_argument("problem too large: " + repro_flags(p) + " needs about " + gib(need) +
+                                " > 75% of available memory (" + gib(have) +
+                                "); reduce --batch, --src-len, --vocab or the dims");
 }
 
 std::string to_string(InitKind k) { return k == InitKind::torch ? "torch" : "fast"; }

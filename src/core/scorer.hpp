@@ -29,6 +29,10 @@ class Scorer {
   virtual void prepare(const float* H) = 0;
   // Writes e (B, L) for the state s (B, D), using the keys of the last prepare().
   virtual void score(const float* s, float* e) = 0;
+  // Scores that differ from score()'s by a constant per example and do not depend on s,
+  // when the scorer has them (softmax is shift-invariant, so they give the same weights,
+  // bit-identical at every step); nullptr otherwise. Valid after prepare().
+  virtual const float* alignment_logits() const { return nullptr; }
   // The same scores in plain double loops from the same parameters, without oneDNN.
   virtual std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const = 0;
 };

@@ -1,0 +1,35 @@
+// `attnbench merge`: joins the folders of `run --shard K/N` into one run folder.
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "driver/merge.hpp"
+#include "driver/summary.hpp"
+
+namespace attnbench {
+
+namespace {
+struct MergeOptions {
+  std::vector<std::string> shards;
+  std::string out;
+};
+
+int run_merge(const MergeOptions& o) {
+  const std::vector<std::filesystem::path> shards(o.shards.begin(), o.shards.end());
+  merge_runs(shards, o.out);
+  std::cout << summary_table(o.out) << "merged " << shards.size() << " folders into " << o.out << "\n";
+  return 0;
+}
+}  // namespace
+
+void setup_merge(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<MergeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "merge", "Join shard run folders (from `run --shard K/N`) into one; they must share scenario and build");
+  sub->add_option("runs", o->shards, "Shard run folders")->required();
+  sub->add_option("--out", o->out, "Folder to write the merged run to")->required();
+  sub->callback([o, &exit_code] { exit_code = run_merge(*o); });
+}
+
+}  // namespace attnbench

@@ -1,0 +1,127 @@
+// `attnbench run`: a sweep over a grid (from flags or a scenario file) into a run folder.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/problem_flags.hpp"
+#include "cli/source_paths.hpp"
+#include "driver/grid_json.hpp"
+#include "driver/run_folder.hpp"
+#include "driver/scenario.hpp"
+#include "driver/sweep.hpp"
+
+namespace attnbench {
+
+namespace {
+
+struct RunOptions {
+  std::map<std::string, std::string> specs;  // grid flags given, by field
+  std::string scenario, out, resume, shard = "1/1";
+  bool force = false, dry_run = false, quiet = false;
+  int repetitions = 5;
+  double min_time = 0.05;
+  double max_memory_gib = 0;  // 0: 75% of MemAvailable
+  std::string command_line;
+};
+
+// Parses "K/N" with 1 <= K <= N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  int k = 0, n = 0;
+  char slash = 0, extra = 0;
+  std::istringstream in(text);
+  if (!(in >> k >> slash >> n) || slash != '/' || (in >> extra) || k < 1 || n < 1 || k > n)
+    throw std::invalid_argument("--shard: bad value '" + text + "'; expected K/N with 1 <= K <= N, e.g. 2/4");
+  return {k, n};
+}
+
+nlohmann::json read_meta(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "meta.json");
+  if (!in) throw std::invalid_argument("--resume: " + (dir / "meta.json").string() + " not found; is this a run folder?");
+  nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
+  if (meta.is_discarded() || !meta.contains("grid"))
+    throw std::invalid_argument("--resume: " + (dir / "meta.json").string() + " is not a run's meta.json");
+  return meta;
+}
+
+SweepOptions sweep_options(const RunOptions& o) {
+  SweepOptions s;
+  s.command_line = o.command_line;
+  s.force = o.force;
+  s.dry_run = o.dry_run;
+  s.quiet = o.quiet;
+  s.bench = {o.repetitions, o.min_time};
+  if (o.repetitions < 1) throw std::invalid_argument("--repetitions: must be at least 1, got " + std::to_string(o.repetitions));
+  if (!(o.min_time > 0) || !std::isfinite(o.min_time))
+    throw std::invalid_argument("--min-time: must be a positive number of seconds, got " + std::to_string(o.min_time));
+  if (o.max_memory_gib < 0 || !std::isfinite(o.max_memory_gib))
+    throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(o.max_memory_gib));
+  s.max_memory_bytes = o.max_memory_gib > 0 ? static_cast<std::uint64_t>(o.max_memory_gib * 1024 * 1024 * 1024)
+                                            : available_memory_bytes() / 4 * 3;
+  std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
+  s.machine_json = project_root() / "results" / "machine.json";
+
+  if (!o.resume.empty()) {
+    if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty())
+      throw std::invalid_argument("--resume: continues the run as it was planned; drop the grid flags, --scenario and --out");
+    const nlohmann::json meta = read_meta(o.resume);
+    s.resume = true;
+    s.out_dir = o.resume;
+    s.grid = grid_from_json(meta["grid"]);
+    s.scenario = meta.value("scenario", "custom");
+    s.bench = {meta.value("repetitions", o.repetitions), meta.value("min_time_s", o.min_time)};
+    if (meta.contains("shard")) std::tie(s.shard_index, s.shard_count) = parse_shard(meta["shard"]);
+    return s;
+  }
+
+  Problem defaults;
+  defaults.scorer = "all";
+  if (!o.specs.empty()) {
+    if (!o.scenario.empty())
+      throw std::invalid_argument(flag_name(o.specs.begin()->first) +
+                                  ": grid flags and --scenario do not mix; put the value in the scenario file");
+    GridBlock block;
+    for (const auto& [field, spec] : o.specs) block.fields.emplace_back(field, spec);
+    if (!o.specs.contains("scorer")) block.fields.emplace_back("scorer", "all");
+    s.grid = expand({block}, defaults, ',');
+    s.scenario = "custom";
+  } else {
+    const std::filesystem::path file = resolve_scenario(o.scenario.empty() ? "default" : o.scenario, scenarios_dir());
+    s.grid = load_scenario(file, defaults);
+    s.scenario = file.stem().string();
+    s.scenario_files = {file};
+  }
+  s.out_dir = o.out.empty() ? default_run_dir(project_root() / "results", s.scenario) : std::filesystem::path(o.out);
+  return s;
+}
+
+}  // namespace
+
+void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "Time every scorer x stage over a grid and measure its attention shape.\n"
+      "With no grid flags it runs scenarios/default.csv. Each Problem flag takes a value, a list (8,32,128),\n"
+      "an arithmetic range (10:100:10, inclusive) or a geometric one (16:1024:*2); the grid is their product.\n"
+      "Writes timing.csv, samples.csv, entropy.csv and meta.json to results/<scenario>/<UTC time>/ (or --out).");
+  add_grid_flags(*sub, o->specs);
+  sub->add_option("--scenario", o->scenario, "Scenario name in scenarios/ or a CSV path (default: default)");
+  sub->add_option("--out", o->out, "Run folder to write (default results/<scenario>/<UTC timestamp>)");
+  sub->add_option("--resume", o->resume, "Continue the run in this folder, skipping the points it holds");
+  sub->add_flag("--force", o->force, "With --resume: continue a run made on another machine, oneDNN or commit");
+  sub->add_option("--repetitions", o->repetitions, "Repetitions per scorer x stage")->capture_default_str();
+  sub->add_option("--min-time", o->min_time, "Seconds each repetition runs at least")->capture_default_str();
+  sub->add_option("--max-memory", o->max_memory_gib,
+                  "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
+  sub->add_flag("--dry-run", o->dry_run, "List the points with memory and time estimates; run nothing");
+  sub->add_option("--shard", o->shard, "Run shard K of N (every N-th point from K); join with `attnbench merge`")
+      ->capture_default_str();
+  sub->add_flag("--quiet", o->quiet, "No progress line on stderr");
+  o->command_line = command_line;
+  sub->callback([o, &exit_code] { exit_code = run_sweep(sweep_options(*o)); });
+}
+
+}  // namespace attnbench

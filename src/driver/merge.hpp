@@ -1,0 +1,16 @@
+// `attnbench merge`: joins shard run folders into one run folder.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+namespace attnbench {
+
+// Checks that every folder comes from the same scenario (same scenario files and
+// sha256, same grid) and the same build (git commit, oneDNN version, compiler), then
+// writes `out` with the union of their rows (a row whose key appears twice is kept
+// once) and a meta.json that lists the shards. Throws std::invalid_argument naming
+// the folder and the field that differs.
+void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out);
+
+}  // namespace attnbench

@@ -1,0 +1,106 @@
+#include "driver/point_bench.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
+#include "core/harness.hpp"
+#include "driver/schema.hpp"
+#include "variants/registry.hpp"
+
+namespace attnbench {
+
+namespace {
+
+// Turns on Google Benchmark's random interleaving of repetitions, once per process.
+void initialize_benchmark_library() {
+  static const bool initialized = [] {
+    static char program[] = "attnbench";
+    static char interleave[] = "--benchmark_enable_random_interleaving=true";
+    char* argv[] = {program, interleave, nullptr};
+    int argc = 2;
+    benchmark::Initialize(&argc, argv);
+    return true;
+  }();
+  (void)initialized;
+}
+
+// Collects every repetition's real time per benchmark name; aggregates are ignored
+// (the driver computes its own statistics from the raw samples).
+class SampleCollector final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      if (run.error_occurred)
+        throw std::runtime_error("benchmark " + run.benchmark_name() + " failed: " + run.error_message);
+      samples[run.run_name.function_name].push_back(
+          {run.repetition_index, static_cast<std::int64_t>(run.iterations), run.GetAdjustedRealTime()});
+    }
+  }
+
+  std::map<std::string, std::vector<Sample>> samples;
+};
+
+// The work of one stage on a ready harness (encoded, keys prepared).
+std::function<void()> stage_work(Harness& h, std::string_view stage) {
+  if (stage == "keys") return [&h] { h.prepare_keys(); };
+  if (stage == "score") return [&h] { h.score(); };
+  if (stage == "attend") return [&h] { h.attend(); };
+  if (stage == "step") return [&h] { h.score(); h.attend(); };
+  if (stage == "cell") return [&h] { h.cell(0); };
+  if (stage == "output") return [&h] { h.output(); };
+  if (stage == "encoder") return [&h] { h.encode(); };
+  if (stage == "decode") return [&h] { h.decode(); };
+  throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
+}
+
+struct ScorerRig {
+  Model model;
+  std::unique_ptr<Harness> harness;
+};
+
+}  // namespace
+
+std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const BenchSettings& settings) {
+  initialize_benchmark_library();
+  OneDnnContext ctx(point.problem.threads);
+  std::vector<ScorerRig> rigs(point.scorers.size());
+  std::vector<ScorerMeasurement> results(point.scorers.size());
+  for (std::size_t i = 0; i < point.scorers.size(); ++i) {
+    Problem p = point.problem;
+    p.scorer = point.scorers[i];
+    rigs[i].model = make_model(p, find_scorer(p.scorer).make);
+    rigs[i].harness = std::make_unique<Harness>(ctx, rigs[i].model);
+    const DecodeTrace trace = rigs[i].harness->run_traced();
+    results[i].scorer = p.scorer;
+    results[i].metrics = measure_attention(trace, rigs[i].model.lengths, p.batch, p.src_len);
+  }
+
+  for (std::size_t i = 0; i < rigs.size(); ++i)
+    for (std::string_view stage : schema::kStages) {
+      const std::string name = std::to_string(i) + "/" + std::string(stage);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [work = stage_work(*rigs[i].harness, stage)](benchmark::State& state) {
+                                     for (auto _ : state) work();
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kNanosecond)
+          ->Repetitions(settings.repetitions)
+          ->MinTime(settings.min_time);
+    }
+  SampleCollector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+
+  for (std::size_t i = 0; i < rigs.size(); ++i)
+    for (std::string_view stage : schema::kStages)
+      results[i].samples[std::string(stage)] = collector.samples[std::to_string(i) + "/" + std::string(stage)];
+  return results;
+}
+
+}  // namespace attnbench

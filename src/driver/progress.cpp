@@ -1,0 +1,44 @@
+#include "driver/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace attnbench {
+
+std::string format_duration(double seconds) {
+  const long s = static_cast<long>(seconds + 0.5);
+  char text[32];
+  if (s >= 3600)
+    std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s % 3600 / 60);
+  else if (s >= 60)
+    std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%lds", s);
+  return text;
+}
+
+Progress::Progress(bool quiet, double total_estimate_seconds, std::size_t total_points)
+    : quiet_(quiet),
+      terminal_(isatty(STDERR_FILENO) != 0),
+      total_estimate_(total_estimate_seconds),
+      total_points_(total_points),
+      started_(std::chrono::steady_clock::now()) {}
+
+void Progress::start_point(std::size_t index, const std::string& description, double done_estimate) {
+  if (quiet_) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const double speed = done_estimate > 0 && elapsed > 0 ? elapsed / done_estimate : 1.0;
+  const std::string eta = format_duration((total_estimate_ - done_estimate) * speed);
+  if (terminal_)
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  ETA %s", index + 1, total_points_, description.c_str(), eta.c_str());
+  else
+    std::fprintf(stderr, "[%zu/%zu] %s  ETA %s\n", index + 1, total_points_, description.c_str(), eta.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (!quiet_ && terminal_) std::fprintf(stderr, "\r\033[K");
+}
+
+}  // namespace attnbench

@@ -1,0 +1,136 @@
+#include "driver/run_meta.hpp"
+
+#include <benchmark/benchmark.h>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <thread>
+
+#include "core/onednn_context.hpp"
+
+namespace attnbench {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
+}
+
+// `git rev-parse HEAD` of the source tree this binary was built from, "+dirty" when it has changes.
+std::string git_commit() {
+  const std::string git = "git -C '" + std::string(ATTNBENCH_SOURCE_DIR) + "' ";
+  const auto run = [](const std::string& command) {
+    std::string out;
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>/dev/null").c_str(), "r"), pclose);
+    if (!pipe) return out;
+    std::array<char, 256> buffer{};
+    while (fgets(buffer.data(), buffer.size(), pipe.get())) out += buffer.data();
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+  };
+  std::string commit = run(git + "rev-parse HEAD");
+  if (commit.empty()) return "unknown";
+  if (!run(git + "status --porcelain --untracked-files=no").empty()) commit += "+dirty";
+  return commit;
+}
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+nlohmann::json build_and_machine() {
+  const auto& cpu = benchmark::CPUInfo::Get();
+  return {
+      {"tool", "attnbench"},
+      {"version", ATTNBENCH_VERSION},
+      {"git_commit", git_commit()},
+      {"host", host_name()},
+      {"cpu_model", cpu_model()},
+      {"cores", std::thread::hardware_concurrency()},
+      {"cpu_mhz", cpu.cycles_per_second / 1e6},
+      {"cpu_frequency_scaling", cpu.scaling == benchmark::CPUInfo::ENABLED ? "enabled"
+                                : cpu.scaling == benchmark::CPUInfo::DISABLED ? "disabled"
+                                                                              : "unknown"},
+      {"onednn_version", onednn_version()},
+      {"onednn_isa", isa_name(dnnl::get_effective_cpu_isa())},
+      {"openmp", "GNU libgomp, OpenMP " + std::to_string(_OPENMP)},
+      {"compiler", ATTNBENCH_COMPILER},
+      {"compiler_flags", ATTNBENCH_COMPILER_FLAGS},
+      {"build_type", ATTNBENCH_BUILD_TYPE},
+  };
+}
+
+std::vector<std::string> timing_warnings(const nlohmann::json& machine) {
+  std::vector<std::string> warnings;
+  if (machine.value("cpu_frequency_scaling", "") != "disabled")
+    warnings.push_back("CPU frequency scaling is " + machine.value("cpu_frequency_scaling", std::string("unknown")) +
+                       " (governor not fixed): timings may drift; compare medians and ratios within one run");
+  if (machine.value("build_type", "") != "Release")
+    warnings.push_back("this is a " + machine.value("build_type", std::string("unknown")) +
+                       " build, not Release: timings do not represent the tool");
+  return warnings;
+}
+
+std::string sha256_of_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  std::string hex;
+  char pair[3];
+  for (unsigned int i = 0; i < size; ++i) {
+    std::snprintf(pair, sizeof pair, "%02x", digest[i]);
+    hex += pair;
+  }
+  return hex;
+}
+
+std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json& here) {
+  const nlohmann::json& then = resumed.contains("build") ? resumed["build"] : resumed;
+  std::string why;
+  for (const char* field : {"host", "onednn_version", "git_commit"}) {
+    const std::string a = then.value(field, std::string("?")), b = here.value(field, std::string("?"));
+    if (a != b) why += (why.empty() ? "" : "; ") + std::string(field) + " was " + a + ", now " + b;
+  }
+  return why;
+}
+
+}  // namespace attnbench

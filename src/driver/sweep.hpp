@@ -1,0 +1,38 @@
+// `attnbench run`: measures every point of a grid into a run folder.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "driver/grid.hpp"
+#include "driver/point_bench.hpp"
+
+namespace attnbench {
+
+struct SweepOptions {
+  Grid grid;
+  std::string scenario;                             // name for results/<scenario>/ and meta.json
+  std::vector<std::filesystem::path> scenario_files;  // recorded with their sha256
+  std::string command_line;
+  std::filesystem::path out_dir;                    // the run folder (--out, --resume, or a new timestamped one)
+  bool resume = false, force = false, dry_run = false, quiet = false;
+  BenchSettings bench;
+  std::uint64_t max_memory_bytes = 0;
+  int shard_index = 1, shard_count = 1;             // --shard K/N, 1-based K
+  std::filesystem::path machine_json;               // roofline figures, if present
+};
+
+// Exit code of a finished sweep, and of one stopped by SIGINT/SIGTERM.
+inline constexpr int kExitInterrupted = 130;
+
+// Runs (or, with dry_run, only lists) the sweep; returns 0, or kExitInterrupted.
+// Throws std::invalid_argument for what the user must fix (unwritable folder,
+// resume of another machine's run without --force) before any work.
+int run_sweep(const SweepOptions& options);
+
+// The points of shard K of N: every N-th point starting at K-1, in grid order.
+Grid shard_of(const Grid& grid, int index, int count);
+
+}  // namespace attnbench

@@ -1,0 +1,492 @@
+#!/usr/bin/python3
+"""CLI tests: run the built attnbench binary the way a user does and check what it prints.
+
+Usage: cli_test.py /path/to/build/attnbench
+
+Standard library only. Each case is a separate check; a failing case prints one line
+naming the case, the command and what was wrong. The last line is `N passed, M failed`;
+the exit code is 1 when any case failed.
+"""
+
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
+PROBLEM_FLAGS = ["--scorer", "--batch", "--src-len", "--tgt-len", "--emb-dim", "--enc-dim", "--dec-dim",
+                 "--attn-dim", "--vocab", "--threads", "--dtype", "--seed", "--init", "--len-min"]
+PROBE_ONLY_FLAGS = ["--lengths", "--steps"]
+TIMEOUT_S = 60
+
+BINARY = None  # set in main()
+
+
+class Failure(Exception):
+    """A check failed: `command` is what was run (may be None), `message` what was wrong."""
+
+    def __init__(self, command, message):
+        super().__init__(message)
+        self.command = command
+        self.message = message
+
+
+class Result:
+    def __init__(self, args, returncode, stdout, stderr):
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def command(self):
+        return shlex.join(["attnbench"] + self.args)
+
+    def fail(self, message):
+        raise Failure(self.command, message)
+
+    def brief(self):
+        """The output, shortened, for failure messages."""
+        def cut(text):
+            text = text.strip()
+            return repr(text if len(text) <= 300 else text[:300] + "...")
+        return f"exit {self.returncode}, stdout {cut(self.stdout)}, stderr {cut(self.stderr)}"
+
+
+def run(*args):
+    args = [str(a) for a in args]
+    try:
+        done = subprocess.run([BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise Failure(shlex.join(["attnbench"] + args), f"did not finish within {TIMEOUT_S} s")
+    return Result(args, done.returncode, done.stdout.decode("utf-8", "replace"),
+                  done.stderr.decode("utf-8", "replace"))
+
+
+def run_ok(*args):
+    """Runs and requires exit 0 with output on stdout."""
+    r = run(*args)
+    if r.returncode != 0:
+        r.fail(f"expected exit 0; got {r.brief()}")
+    if not r.stdout:
+        r.fail("expected output on stdout, got none")
+    return r
+
+
+# ---------------------------------------------------------------------------- CSV helpers
+
+def parse_csv(r, header):
+    """Parses probe output: checks the header and returns rows as lists of strings,
+    the last cell converted to float."""
+    lines = r.stdout.splitlines()
+    if not lines or lines[0] != header:
+        r.fail(f"expected header {header!r}, got {lines[0] if lines else ''!r}")
+    width = header.count(",") + 1
+    rows = []
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split(",")
+        if len(cells) != width:
+            r.fail(f"line {n} {line!r} has {len(cells)} fields, expected {width}")
+        try:
+            value = float(cells[-1])
+        except ValueError:
+            r.fail(f"line {n} {line!r}: value {cells[-1]!r} is not a number")
+        if math.isnan(value):
+            r.fail(f"line {n} {line!r}: value is NaN")
+        rows.append(cells[:-1] + [value])
+    return rows
+
+
+def group(rows, key_len):
+    """{tuple(first key_len cells): [values in order]}, and the order of first appearance."""
+    out = {}
+    for row in rows:
+        out.setdefault(tuple(row[:key_len]), []).append(row)
+    return out
+
+
+def check_indices(r, name, rows, batch, per_example):
+    """rows are (..., b, i, value) for one tensor: b in 0..batch-1, i in 0..per_example-1, in order."""
+    expected = [(str(b), str(i)) for b in range(batch) for i in range(per_example)]
+    got = [(row[-3], row[-2]) for row in rows]
+    if got != expected:
+        r.fail(f"{name}: (b, i) indices are not 0..{batch - 1} x 0..{per_example - 1} in row-major order")
+
+
+def check_weights(r, label, weights_by_b, lengths):
+    """Weights of each example sum to 1 within 1e-6, are in [0, 1], and are 0 beyond its length."""
+    for b, values in enumerate(weights_by_b):
+        total = sum(values)
+        if abs(total - 1.0) > 1e-6:
+            r.fail(f"{label}: weights of example {b} sum to {total!r}, expected 1 within 1e-6")
+        for i, w in enumerate(values):
+            if not 0.0 <= w <= 1.0:
+                r.fail(f"{label}: weight[{b}][{i}] = {w!r} is outside [0, 1]")
+            if i >= lengths[b] and w != 0.0:
+                r.fail(f"{label}: weight[{b}][{i}] = {w!r} beyond length {lengths[b]}, expected 0")
+
+
+def check_scores(r, label, scores_by_b, lengths):
+    """Scores are finite within each example's length and -inf beyond it."""
+    for b, values in enumerate(scores_by_b):
+        for i, s in enumerate(values):
+            if i < lengths[b] and not math.isfinite(s):
+                r.fail(f"{label}: score[{b}][{i}] = {s!r} within length {lengths[b]}, expected finite")
+            if i >= lengths[b] and s != -math.inf:
+                r.fail(f"{label}: score[{b}][{i}] = {s!r} beyond length {lengths[b]}, expected -inf")
+
+
+def split_by_example(rows, batch):
+    return [[row[-1] for row in rows if row[-3] == str(b)] for b in range(batch)]
+
+
+def check_one_step(r, batch, src_len, enc_dim, lengths):
+    """Checks one-step probe output (header tensor,b,i,value); returns {tensor: rows}."""
+    rows = parse_csv(r, "tensor,b,i,value")
+    by_tensor = group(rows, 1)
+    names = [key[0] for key in by_tensor]
+    if names != ["scores", "weights", "context"]:
+        r.fail(f"expected tensors scores, weights, context in that order, got {names}")
+    counts = {"scores": batch * src_len, "weights": batch * src_len, "context": batch * enc_dim}
+    for name, count in counts.items():
+        got = len(by_tensor[(name,)])
+        if got != count:
+            r.fail(f"{name}: expected {count} rows, got {got}")
+    check_indices(r, "scores", by_tensor[("scores",)], batch, src_len)
+    check_indices(r, "weights", by_tensor[("weights",)], batch, src_len)
+    check_indices(r, "context", by_tensor[("context",)], batch, enc_dim)
+    check_scores(r, "scores", split_by_example(by_tensor[("scores",)], batch), lengths)
+    check_weights(r, "weights", split_by_example(by_tensor[("weights",)], batch), lengths)
+    for row in by_tensor[("context",)]:
+        if not math.isfinite(row[-1]):
+            r.fail(f"context[{row[1]}][{row[2]}] = {row[-1]!r}, expected finite")
+    return by_tensor
+
+
+def check_decode(r, steps, batch, src_len, enc_dim, dec_dim, vocab, lengths):
+    """Checks --steps output (header tensor,t,b,i,value)."""
+    rows = parse_csv(r, "tensor,t,b,i,value")
+    by_key = group(rows, 2)
+    expected = [("annotations", ""), ("state", "0")]
+    for t in range(1, steps + 1):
+        expected += [(name, str(t)) for name in ("scores", "weights", "context", "state", "logits")]
+    if list(by_key) != expected:
+        r.fail(f"expected (tensor, t) blocks {expected}, got {list(by_key)}")
+    per_example = {"annotations": src_len * enc_dim, "state": dec_dim, "scores": src_len, "weights": src_len,
+                   "context": enc_dim, "logits": vocab}
+    for key, block in by_key.items():
+        name, t = key
+        count = batch * per_example[name]
+        if len(block) != count:
+            r.fail(f"{name} at t={t!r}: expected {count} rows (B x {per_example[name]}), got {len(block)}")
+        check_indices(r, f"{name} at t={t!r}", block, batch, per_example[name])
+        if name not in ("scores",):
+            for row in block:
+                if not math.isfinite(row[-1]):
+                    r.fail(f"{name} at t={t!r}: value {row[-1]!r} at b={row[2]}, i={row[3]} is not finite")
+    for t in range(1, steps + 1):
+        label = f"t={t}"
+        check_scores(r, f"scores at {label}", split_by_example(by_key[("scores", str(t))], batch), lengths)
+        check_weights(r, f"weights at {label}", split_by_example(by_key[("weights", str(t))], batch), lengths)
+    return by_key
+
+
+def compare_values(r1, r2, header, tol):
+    """Same rows (all key cells equal) and values within tol (absolute, or relative for |x| > 1)."""
+    rows1, rows2 = parse_csv(r1, header), parse_csv(r2, header)
+    if len(rows1) != len(rows2):
+        r2.fail(f"{len(rows2)} rows, but `{r1.command}` gave {len(rows1)}")
+    worst = 0.0
+    for a, b in zip(rows1, rows2):
+        if a[:-1] != b[:-1]:
+            r2.fail(f"row keys {b[:-1]} differ from {a[:-1]} of `{r1.command}`")
+        x, y = a[-1], b[-1]
+        if math.isinf(x) or math.isinf(y):
+            if x != y:
+                r2.fail(f"{','.join(b[:-1])}: {y!r} vs {x!r} from `{r1.command}`")
+            continue
+        diff = abs(x - y) / max(1.0, abs(x))
+        worst = max(worst, diff)
+        if diff > tol:
+            r2.fail(f"{','.join(b[:-1])}: {y!r} vs {x!r} from `{r1.command}`, differs by more than {tol}")
+    return worst
+
+
+# ---------------------------------------------------------------------------- cases
+
+CASES = []
+
+
+def case(name):
+    def register(fn):
+        CASES.append((name, fn))
+        return fn
+    return register
+
+
+@case("version prints 'attnbench x.y.z'")
+def _():
+    r = run("--version")
+    if r.returncode != 0:
+        r.fail(f"expected exit 0; got {r.brief()}")
+    if not re.fullmatch(r"attnbench \d+\.\d+\.\d+\n?", r.stdout):
+        r.fail(f"expected stdout 'attnbench <x.y.z>', got {r.stdout!r}")
+    cmake = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "CMakeLists.txt")
+    if os.path.exists(cmake):
+        with open(cmake, encoding="utf-8") as f:
+            m = re.search(r"project\(\s*attnbench\s+VERSION\s+([0-9.]+)", f.read())
+        if m and r.stdout.split()[1] != m.group(1):
+            r.fail(f"version {r.stdout.split()[1]} differs from project VERSION {m.group(1)} in CMakeLists.txt")
+
+
+@case("--help names every subcommand")
+def _():
+    r = run("--help")
+    if r.returncode != 0:
+        r.fail(f"expected exit 0; got {r.brief()}")
+    for sub in ("list", "lesson", "probe"):
+        if not re.search(rf"^\s+{sub}\s", r.stdout, re.M):
+            r.fail(f"help does not list subcommand {sub!r}")
+
+
+for _sub in ("list", "lesson"):
+    @case(f"{_sub} --help exits 0")
+    def _(sub=_sub):
+        r = run(sub, "--help")
+        if r.returncode != 0:
+            r.fail(f"expected exit 0; got {r.brief()}")
+        if f"attnbench {sub}" not in r.stdout:
+            r.fail(f"help does not show usage 'attnbench {sub}': {r.stdout!r}")
+
+
+@case("probe --help lists every Problem flag, --lengths and --steps")
+def _():
+    r = run("probe", "--help")
+    if r.returncode != 0:
+        r.fail(f"expected exit 0; got {r.brief()}")
+    missing = [flag for flag in PROBLEM_FLAGS + PROBE_ONLY_FLAGS if not re.search(rf"{flag}\b", r.stdout)]
+    if missing:
+        r.fail(f"help does not mention {', '.join(missing)}")
+    for scorer in SCORERS:
+        if scorer not in r.stdout:
+            r.fail(f"--scorer help does not list {scorer!r}")
+
+
+@case("list names all five scorers with formula and paper")
+def _():
+    r = run_ok("list")
+    lines = r.stdout.splitlines()
+    for scorer in SCORERS:
+        starts = [n for n, line in enumerate(lines) if line.strip() == scorer]
+        if not starts:
+            r.fail(f"no line naming scorer {scorer!r}")
+        block = []
+        for line in lines[starts[0] + 1:]:
+            if not line.startswith("      "):  # the scorer's indented detail lines
+                break
+            block.append(line.strip())
+        if not any(line.startswith("e_tj =") for line in block):
+            r.fail(f"{scorer}: no formula line 'e_tj = ...' under it")
+        sources = [line for line in block if line.startswith("source:")]
+        if not sources or not re.search(r"(19|20)\d\d", sources[0]):
+            r.fail(f"{scorer}: no 'source:' line citing a paper and year")
+
+
+@case("lesson reproduces all N of N results, every row 'yes'")
+def _():
+    r = run("lesson")
+    if r.returncode != 0:
+        r.fail(f"expected exit 0; got {r.brief()}")
+    m = re.search(r"^(\d+) of (\d+) lesson results match", r.stdout, re.M)
+    if not m:
+        r.fail("no 'N of N lesson results match' line")
+    matched, total = int(m.group(1)), int(m.group(2))
+    if total == 0 or matched != total:
+        r.fail(f"reports {matched} of {total}, expected all to match")
+    if total != 11:
+        r.fail(f"reports {total} results, the lesson prints 11")
+    lines = r.stdout.splitlines()
+    header = next((n for n, line in enumerate(lines) if line.split()[:1] == ["block"]), None)
+    if header is None:
+        r.fail("no table header starting with 'block'")
+    rows = [line for line in lines[header + 1:] if line.strip() and not re.match(r"^\d+ of \d+", line)]
+    if len(rows) != total:
+        r.fail(f"table has {len(rows)} rows, the summary says {total}")
+    bad = [line for line in rows if line.split()[-1] != "yes"]
+    if bad:
+        r.fail(f"rows not ending in 'yes': {bad}")
+
+
+for _scorer in SCORERS:
+    @case(f"probe --scorer {_scorer}: B*L scores, B*L weights summing to 1, B*E context")
+    def _(scorer=_scorer):
+        B, L, E = 3, 7, 6
+        r = run_ok("probe", "--scorer", scorer, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", 5,
+                   "--attn-dim", 4)
+        check_one_step(r, B, L, E, [L] * B)
+
+
+@case("probe with defaults: header and counts (B=2, L=10, E=16)")
+def _():
+    r = run_ok("probe")
+    check_one_step(r, 2, 10, 16, [10, 10])
+
+
+@case("probe --lengths 4,2: masked scores -inf, masked weights 0")
+def _():
+    r = run_ok("probe", "--lengths", "4,2", "--batch", 2, "--src-len", 4)
+    by_tensor = check_one_step(r, 2, 4, 16, [4, 2])
+    masked = [row for row in by_tensor[("scores",)] if row[1] == "1" and int(row[2]) >= 2]
+    if len(masked) != 2 or any(row[-1] != -math.inf for row in masked):
+        r.fail(f"scores of example 1 at i=2,3 should be -inf, got {masked}")
+    if "scores,1,2,-inf" not in r.stdout.splitlines():
+        r.fail("expected the literal row 'scores,1,2,-inf'")
+    if "weights,1,3,0" not in r.stdout.splitlines():
+        r.fail("expected the literal row 'weights,1,3,0'")
+
+
+@case("probe --len-min: lengths fall linearly, padding masked")
+def _():
+    r = run_ok("probe", "--batch", 3, "--src-len", 6, "--len-min", 2)
+    check_one_step(r, 3, 6, 16, [6, 4, 2])
+
+
+@case("probe --steps 3: header tensor,t,b,i,value and every tensor's count")
+def _():
+    B, L, E, D, V = 2, 5, 6, 7, 11
+    r = run_ok("probe", "--steps", 3, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+               "--vocab", V, "--emb-dim", 4, "--attn-dim", 3)
+    check_decode(r, 3, B, L, E, D, V, [L] * B)
+
+
+@case("probe --steps 2 with --lengths 5,3: masked in every step")
+def _():
+    B, L, E, D, V = 2, 5, 6, 7, 11
+    r = run_ok("probe", "--steps", 2, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+               "--vocab", V, "--lengths", "5,3", "--scorer", "general")
+    check_decode(r, 2, B, L, E, D, V, [5, 3])
+
+
+for _init in ("fast", "torch"):
+    for _steps in (0, 3):
+        @case(f"determinism: --init {_init}{f' --steps {_steps}' if _steps else ''} twice is byte-identical")
+        def _(init=_init, steps=_steps):
+            args = ["probe", "--init", init, "--seed", 7, "--batch", 3, "--src-len", 9, "--len-min", 4]
+            if steps:
+                args += ["--steps", steps]
+            first, second = run_ok(*args), run_ok(*args)
+            if first.stdout != second.stdout:
+                n = next(k for k, (a, b) in enumerate(zip(first.stdout.splitlines(), second.stdout.splitlines()))
+                         if a != b) if first.stdout.count("\n") == second.stdout.count("\n") else None
+                second.fail("two runs differ" + (f" first at line {n + 1}" if n is not None else " in length"))
+
+
+@case("determinism: --seed changes the values")
+def _():
+    a = run_ok("probe", "--seed", 1)
+    b = run_ok("probe", "--seed", 2)
+    if a.stdout == b.stdout:
+        b.fail("output identical to --seed 1; the seed has no effect")
+
+
+for _steps in (0, 3):
+    @case(f"--threads 2 matches --threads 1 within 1e-5{f' (--steps {_steps})' if _steps else ''}")
+    def _(steps=_steps):
+        args = ["probe", "--batch", 8, "--src-len", 64, "--enc-dim", 64, "--dec-dim", 48, "--attn-dim", 40,
+                "--len-min", 10]
+        header = "tensor,b,i,value"
+        if steps:
+            args += ["--steps", steps, "--vocab", 300]
+            header = "tensor,t,b,i,value"
+        one = run_ok(*args, "--threads", 1)
+        two = run_ok(*args, "--threads", 2)
+        compare_values(one, two, header, 1e-5)
+
+
+# Errors: exit 2, one stderr line naming the flag and the bad value, nothing on stdout.
+# Each entry: (case name, args, list of regexes stderr must match).
+ERRORS = [
+    ("unknown scorer", ["probe", "--scorer", "luong"],
+     [r"--scorer", r"luong"] + [rf"\b{s}\b" for s in SCORERS]),
+    ("--batch 0", ["probe", "--batch", "0"], [r"--batch", r"\b0\b"]),
+    ("--batch=-3", ["probe", "--batch=-3"], [r"--batch", r"-3\b"]),
+    ("--src-len abc", ["probe", "--src-len", "abc"], [r"--src-len", r"\babc\b"]),
+    ("--attn-dim 0", ["probe", "--attn-dim", "0"], [r"--attn-dim", r"\b0\b"]),
+    ("odd --enc-dim 15", ["probe", "--enc-dim", "15"], [r"--enc-dim", r"\b15\b", r"2 x|2x|twice", r"hidden"]),
+    ("--dtype f64", ["probe", "--dtype", "f64"], [r"--dtype", r"\bf64\b", r"\bf32\b"]),
+    ("--init nope", ["probe", "--init", "nope"], [r"--init", r"\bnope\b", r"\bfast\b", r"\btorch\b"]),
+    ("--lengths 4,9 with --src-len 4", ["probe", "--src-len", "4", "--lengths", "4,9"],
+     [r"--lengths", r"\b9\b", r"\b4\b"]),
+    ("--lengths 3 with --batch 2", ["probe", "--batch", "2", "--lengths", "3"],
+     [r"--lengths", r"--batch", r"\b2\b"]),
+    ("--len-min 99 with --src-len 10", ["probe", "--src-len", "10", "--len-min", "99"],
+     [r"--len-min", r"\b99\b", r"\b10\b"]),
+    ("point too large for memory", ["probe", "--vocab", "2000000000", "--steps", "1"],
+     [r"--vocab", r"memory", r"GiB"]),
+    ("--steps -1", ["probe", "--steps", "-1"], [r"--steps", r"-1\b"]),
+    ("--threads 0", ["probe", "--threads", "0"], [r"--threads", r"\b0\b"]),
+    ("unknown flag on probe", ["probe", "--bogus-flag", "1"], [r"--bogus-flag"]),
+    ("unknown flag on list", ["list", "--bogus-flag"], [r"--bogus-flag"]),
+    ("unknown flag before the subcommand", ["--bogus-flag", "list"], [r"--bogus-flag"]),
+    ("unknown flag and no subcommand", ["--bogus-flag"], [r"--bogus-flag"]),
+    ("unknown subcommand", ["frobnicate"], [r"frobnicate"]),
+    ("missing subcommand", [], [r"subcommand"]),
+]
+
+for _name, _args, _patterns in ERRORS:
+    @case(f"error: {_name} -> exit 2, one stderr line naming it")
+    def _(args=_args, patterns=_patterns):
+        r = run(*args)
+        problems = []
+        if r.returncode != 2:
+            problems.append(f"exit {r.returncode}, expected 2")
+        if r.stdout:
+            problems.append(f"stdout not empty: {r.stdout[:200]!r}")
+        lines = r.stderr.splitlines()
+        if len(lines) != 1 or not r.stderr.endswith("\n"):
+            problems.append(f"expected exactly one stderr line, got {len(lines)}: {r.stderr[:400]!r}")
+        else:
+            missing = [p for p in patterns if not re.search(p, r.stderr)]
+            if missing:
+                problems.append(f"stderr {r.stderr.strip()!r} does not match {missing}")
+        if problems:
+            r.fail("; ".join(problems))
+
+
+# ---------------------------------------------------------------------------- main
+
+def main(argv):
+    global BINARY
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} /path/to/build/attnbench", file=sys.stderr)
+        return 2
+    BINARY = os.path.abspath(argv[1])
+    if not os.access(BINARY, os.X_OK):
+        print(f"{BINARY}: not an executable", file=sys.stderr)
+        return 2
+    passed = failed = 0
+    start = time.monotonic()
+    for name, fn in CASES:
+        try:
+            fn()
+        except Failure as failure:
+            failed += 1
+            where = f"`{failure.command}`: " if failure.command else ""
+            print(f"FAIL {name}: {where}{failure.message}", flush=True)
+        except Exception as error:  # a bug in the test itself, or output it could not parse
+            failed += 1
+            print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
+        else:
+            passed += 1
+            print(f"ok   {name}", flush=True)
+    print(f"({len(CASES)} cases in {time.monotonic() - start:.1f} s)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,216 @@
+// Scenario CSV files: parsing, error messages with file:line, and the shipped scenarios.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "driver/csv_io.hpp"
+#include "driver/scenario.hpp"
+#include "variants/registry.hpp"
+
+#ifndef ATTNBENCH_SOURCE_DIR
+#error "ATTNBENCH_SOURCE_DIR must name the source tree"
+#endif
+
+namespace attnbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+class ScenarioTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("attnbench_scenario_test_" + std::string(info->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // The message load_scenario throws for `text`, or "" if it loads.
+  std::string error_of(const std::string& text) {
+    const fs::path path = write("s.csv", text);
+    try {
+      load_scenario(path, Problem{});
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  std::string file() const { return (dir_ / "s.csv").string(); }
+
+  fs::path dir_;
+};
+
+std::vector<std::string> all_scorers() {
+  std::vector<std::string> names;
+  for (const ScorerInfo& info : scorer_table()) names.push_back(info.name);
+  return names;
+}
+
+TEST_F(ScenarioTest, CommentsEmptyCellsListsAndRanges) {
+  const fs::path path = write("s.csv",
+                              "# what this measures\n"
+                              "# and how long\n"
+                              "scorer,src_len,attn_dim,threads,init\n"
+                              "dot;general,10;50,8:32:*2,,\n"
+                              "\n"
+                              "# a second block\n"
+                              "all,10,8,2,torch\n");
+  Problem defaults;
+  defaults.threads = 1;
+  const Grid g = load_scenario(path, defaults);
+  ASSERT_EQ(g.size(), 7u);  // 2 x 3, then one new point
+  EXPECT_EQ(g[0].problem.src_len, 10);
+  EXPECT_EQ(g[0].problem.attn_dim, 8);
+  EXPECT_EQ(g[0].problem.threads, 1);  // empty cell: the default
+  EXPECT_EQ(g[0].problem.init, InitKind::fast);
+  EXPECT_EQ(g[2].problem.attn_dim, 32);
+  EXPECT_EQ(g[3].problem.src_len, 50);
+  EXPECT_EQ(g[0].scorers, (std::vector<std::string>{"dot", "general"}));
+  EXPECT_EQ(g[6].problem.threads, 2);
+  EXPECT_EQ(g[6].problem.init, InitKind::torch);
+  EXPECT_EQ(g[6].scorers, all_scorers());
+}
+
+TEST_F(ScenarioTest, RowsYieldingTheSamePointMergeScorers) {
+  const Grid g = load_scenario(write("s.csv", "scorer,src_len\ndot,10;20\n\"general\",\" 20 \"\n"), Problem{});
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[1].scorers, (std::vector<std::string>{"dot", "general"}));
+}
+
+TEST_F(ScenarioTest, UnknownColumn) {
+  EXPECT_EQ(error_of("# c\nscorer,heads\ndot,8\n"),
+            file() + ":2: unknown column 'heads'; known: scorer, batch, src_len, tgt_len, emb_dim, enc_dim, "
+                     "dec_dim, attn_dim, vocab, threads, dtype, seed, init, len_min");
+}
+
+TEST_F(ScenarioTest, RepeatedColumn) {
+  EXPECT_EQ(error_of("batch,batch\n1,2\n"), file() + ":1: column 'batch' appears twice");
+}
+
+TEST_F(ScenarioTest, BadValueNamesFileLineColumnAndValue) {
+  // Line 5 counts the comment lines and the blank line.
+  EXPECT_EQ(error_of("# one\n# two\nscorer,src_len\n\nall,10:x\n"),
+            file() + ":5: column 'src_len': bad value '10:x': range end 'x' is not a whole number");
+  const std::string m = error_of("scorer,src_len\ndot,10\n# note\nluong,10\n");
+  EXPECT_EQ(m.rfind(file() + ":4: column 'scorer': bad value 'luong': unknown scorer 'luong'; known: all, ", 0), 0u)
+      << m;
+}
+
+TEST_F(ScenarioTest, SizeErrorFoundAfterCombiningFields) {
+  EXPECT_EQ(error_of("#\nsrc_len,enc_dim\n10,16\n10,16;17\n"),
+            file() + ":4: column 'enc_dim': bad value '17': must be even (it is 2 x the bidirectional encoder's "
+                     "hidden size)");
+  const std::string e = error_of("src_len\n10\n4\n");  // len_min default 0 is fine
+  EXPECT_EQ(e, "");
+  const std::string m = error_of("len_min,src_len\n3,10\n5,4;10\n");
+  EXPECT_EQ(m.rfind(file() + ":3: column 'len_min': bad value '5': must be between 1 and --src-len (4)", 0), 0u)
+      << m;
+}
+
+TEST_F(ScenarioTest, DefaultColumnAtFaultSaysSo) {
+  Problem defaults;
+  defaults.len_min = 8;
+  const fs::path path = write("s.csv", "src_len\n10\n4\n");
+  try {
+    load_scenario(path, defaults);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(file() + ":3: column 'len_min': bad value '8': ", 0), 0u) << m;
+    EXPECT_NE(m.find("(no column 'len_min' here: the default)"), std::string::npos) << m;
+  }
+}
+
+TEST_F(ScenarioTest, MalformedCsv) {
+  EXPECT_EQ(error_of("scorer,src_len\ndot,10,20\n"), file() + ":2: expected 2 cells as in the header, got 3");
+  EXPECT_EQ(error_of("scorer,src_len\ndot,\"10\n"), file() + ":2: malformed CSV (unterminated quoted field)");
+  EXPECT_EQ(error_of("# only a comment\n"), file() + ":1: empty file, expected a header line");
+  EXPECT_EQ(error_of("# c\nscorer,src_len\n"), file() + ":2: no rows after the header");
+}
+
+TEST_F(ScenarioTest, MessagesAreOneLine) {
+  for (const std::string text : {"a\n1\n", "src_len\nx\n", "src_len,batch\n1,0\n"}) {
+    const std::string m = error_of(text);
+    EXPECT_FALSE(m.empty());
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+TEST_F(ScenarioTest, ResolveByNameOrPath) {
+  const fs::path scenarios = dir_ / "scenarios";
+  fs::create_directories(scenarios);
+  std::ofstream(scenarios / "default.csv") << "src_len\n10\n";
+  std::ofstream(scenarios / "lesson.csv") << "src_len\n10\n";
+  const fs::path other = write("mine.csv", "src_len\n10\n");
+  EXPECT_EQ(resolve_scenario("default", scenarios), scenarios / "default.csv");
+  EXPECT_EQ(resolve_scenario("lesson.csv", scenarios), scenarios / "lesson.csv");
+  EXPECT_EQ(resolve_scenario(other.string(), scenarios), other);
+  try {
+    resolve_scenario("nope", scenarios);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("unknown scenario 'nope'", 0), 0u) << m;
+    EXPECT_NE(m.find("available: default, lesson"), std::string::npos) << m;
+  }
+}
+
+// Every scenario shipped in scenarios/ loads, starts with a comment, and has points.
+TEST(ShippedScenarios, AllLoad) {
+  const fs::path dir = fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios";
+  std::size_t count = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".csv") continue;
+    ++count;
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    EXPECT_EQ(first.rfind("#", 0), 0u) << "should start with a comment saying what it measures";
+    Grid g;
+    ASSERT_NO_THROW(g = load_scenario(entry.path(), Problem{}));
+    EXPECT_FALSE(g.empty());
+    for (const GridPoint& p : g) EXPECT_FALSE(p.scorers.empty());
+  }
+  for (const char* name : {"default", "lesson", "bahdanau2014", "attn_dim", "src_len", "threads"})
+    EXPECT_NO_THROW(resolve_scenario(name, dir)) << name;
+  EXPECT_GE(count, 6u);
+}
+
+TEST(ShippedScenarios, LessonHasTheLessonsSizes) {
+  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "lesson.csv", Problem{});
+  ASSERT_EQ(g.size(), 1u);
+  const Problem& p = g[0].problem;
+  EXPECT_EQ(p.batch, 2);
+  EXPECT_EQ(p.src_len, 10);
+  EXPECT_EQ(p.enc_dim, 16);
+  EXPECT_EQ(p.dec_dim, 20);
+  EXPECT_EQ(p.attn_dim, 32);
+  EXPECT_EQ(p.init, InitKind::torch);
+  EXPECT_EQ(p.seed, 0u);
+  EXPECT_EQ(g[0].scorers, all_scorers());
+}
+
+// default.csv is sized for about 2 minutes: 30-40 point x scorer combinations.
+TEST(ShippedScenarios, DefaultIsSmall) {
+  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "default.csv", Problem{});
+  std::size_t combos = 0;
+  for (const GridPoint& p : g) combos += p.scorers.size();
+  EXPECT_GE(combos, 30u);
+  EXPECT_LE(combos, 40u);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,4 +1,6 @@
 // Attend (masked softmax + context on oneDNN) against values computed here from its inputs.
+#include "core/attend.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <limits>
 #include <vector>
 
-#include "core/attend.hpp"
 #include "core/onednn_context.hpp"
 #include "test_support.hpp"
 
@@ -28,7 +29,8 @@ std::vector<double> expected_softmax(const std::vector<float>& e, std::int64_t b
     double top = -kInf, sum = 0.0;
     for (std::int64_t j = 0; j < n; ++j) top = std::max(top, row(j));
     for (std::int64_t j = 0; j < n; ++j) sum += std::exp(row(j) - top);
-    for (std::int64_t j = 0; j < n; ++j) alpha[static_cast<std::size_t>(b * src_len + j)] = std::exp(row(j) - top) / sum;
+    for (std::int64_t j = 0; j < n; ++j)
+      alpha[static_cast<std::size_t>(b * src_len + j)] = std::exp(row(j) - top) / sum;
   }
   return alpha;
 }
@@ -47,22 +49,32 @@ std::vector<double> expected_context(const std::vector<float>& alpha, const std:
 }
 
 struct Softmaxed {
-  std::vector<float> scores, weights;
+  std::vector<float> scores;   // the logits after mask()
+  std::vector<float> weights;  // softmax() of the logits as given
 };
 
+// Runs softmax() on `logits` as given, then mask() on them.
 Softmaxed run_softmax(std::int64_t batch, std::int64_t src_len, const std::vector<std::int64_t>& lengths,
-                      std::vector<float> scores, int threads = 1) {
+                      std::vector<float> logits, int threads = 1) {
   OneDnnContext ctx(threads);
   Attend attend(ctx, batch, src_len, 4, lengths);
-  std::vector<float> weights(scores.size(), -1.f);
-  attend.softmax(scores.data(), weights.data());
-  return {std::move(scores), std::move(weights)};
+  std::vector<float> weights(logits.size(), -1.f);
+  const std::vector<float> given = logits;
+  attend.softmax(logits.data(), weights.data());
+  EXPECT_EQ(logits, given) << "softmax() changed its input";
+  attend.mask(logits.data());
+  return {std::move(logits), std::move(weights)};
 }
 
 TEST(Attend, MaskedPositionsGetMinusInfScoreAndExactlyZeroWeight) {
   const std::int64_t B = 4, L = 6;
   const std::vector<std::int64_t> lengths = {6, 4, 1, 3};
-  const Softmaxed out = run_softmax(B, L, lengths, random_floats(B * L, 1, -5.f, 5.f));
+  // Padded logits are large and finite: softmax() must mask them itself.
+  std::vector<float> logits = random_floats(B * L, 1, -5.f, 5.f);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t j = lengths[static_cast<std::size_t>(b)]; j < L; ++j)
+      logits[static_cast<std::size_t>(b * L + j)] = 50.f;
+  const Softmaxed out = run_softmax(B, L, lengths, logits);
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t j = 0; j < L; ++j) {
       const auto i = static_cast<std::size_t>(b * L + j);
@@ -70,19 +82,18 @@ TEST(Attend, MaskedPositionsGetMinusInfScoreAndExactlyZeroWeight) {
         EXPECT_EQ(out.scores[i], -std::numeric_limits<float>::infinity()) << "b " << b << " j " << j;
         EXPECT_EQ(out.weights[i], 0.0f) << "b " << b << " j " << j;
       } else {
-        EXPECT_TRUE(std::isfinite(out.scores[i])) << "b " << b << " j " << j;
+        EXPECT_EQ(out.scores[i], logits[i]) << "mask() changed a valid score: b " << b << " j " << j;
         EXPECT_GT(out.weights[i], 0.0f) << "b " << b << " j " << j;
       }
     }
+  EXPECT_TRUE(near_reference("weights", out.weights, expected_softmax(logits, B, L, lengths)));
 }
 
-TEST(Attend, ValidScoresAreLeftUntouched) {
+TEST(Attend, NoPaddingLeavesScoresUntouched) {
   const std::int64_t B = 3, L = 5;
   const std::vector<float> scores = random_floats(B * L, 2);
-  const Softmaxed unmasked = run_softmax(B, L, {5, 5, 5}, scores);
-  EXPECT_EQ(unmasked.scores, scores);
-  const Softmaxed masked = run_softmax(B, L, {5, 2, 4}, scores);
-  for (std::size_t i : {0u, 4u, 5u, 6u, 10u, 13u}) EXPECT_EQ(masked.scores[i], scores[i]) << i;
+  const Softmaxed out = run_softmax(B, L, {5, 5, 5}, scores);
+  EXPECT_EQ(out.scores, scores);
 }
 
 TEST(Attend, RowsSumToOne) {
@@ -131,8 +142,8 @@ TEST(Attend, LargeScoresDoNotOverflow) {
 TEST(Attend, ContextIsTheWeightedSumOfAnnotations) {
   // B = 2, L = 3, E = 2; alpha given directly.
   const std::int64_t B = 2, L = 3, E = 2;
-  const std::vector<float> H = {1.f, 2.f, 3.f, -4.f, 0.5f, 8.f,  // example 0: rows h_0, h_1, h_2
-                                -1.f, 1.f, 2.f, 2.f, 10.f, -10.f};
+  const std::vector<float> H = {1.f,  2.f, 3.f, -4.f, 0.5f, 8.f,  // example 0: rows h_0, h_1, h_2
+                                -1.f, 1.f, 2.f, 2.f,  10.f, -10.f};
   const std::vector<float> alpha = {0.5f, 0.25f, 0.25f, 0.f, 1.f, 0.f};
   OneDnnContext ctx(1);
   Attend attend(ctx, B, L, E, {L, L});
@@ -148,7 +159,7 @@ TEST(Attend, PaddedAnnotationsDoNotReachTheContext) {
   const std::int64_t B = 3, L = 9, E = 5;
   const std::vector<std::int64_t> lengths = {9, 4, 2};
   std::vector<float> H = random_floats(B * L * E, 5);
-  std::vector<float> scores = random_floats(B * L, 6, -2.f, 2.f);
+  const std::vector<float> scores = random_floats(B * L, 6, -2.f, 2.f);
   // Padded rows hold huge values: any nonzero weight on them would show.
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t j = lengths[static_cast<std::size_t>(b)]; j < L; ++j)
@@ -156,12 +167,11 @@ TEST(Attend, PaddedAnnotationsDoNotReachTheContext) {
   OneDnnContext ctx(1);
   Attend attend(ctx, B, L, E, lengths);
   std::vector<float> alpha(B * L), c(B * E);
-  const std::vector<float> original = scores;
   attend.softmax(scores.data(), alpha.data());
   attend.context(alpha.data(), H.data(), c.data());
-  // The expectation sums over valid positions only, with weights from the original scores.
+  // The expectation sums over valid positions only.
   std::vector<double> expected(B * E, 0.0);
-  const std::vector<double> weights = expected_softmax(original, B, L, lengths);
+  const std::vector<double> weights = expected_softmax(scores, B, L, lengths);
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t j = 0; j < lengths[static_cast<std::size_t>(b)]; ++j)
       for (std::int64_t k = 0; k < E; ++k)

@@ -1,5 +1,7 @@
 // validate(): every rejection names the flag and the bad value; source_lengths();
 // find_scorer() on an unknown name.
+#include "core/problem.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/problem.hpp"
 #include "test_support.hpp"
 #include "variants/registry.hpp"
 
@@ -116,9 +117,8 @@ TEST(Validate, EstimateGrowsWithEverySize) {
   const Problem base;
   const std::uint64_t b0 = estimated_bytes(base);
   for (auto grow : std::vector<std::function<void(Problem&)>>{
-           [](Problem& p) { p.batch *= 2; }, [](Problem& p) { p.src_len *= 2; },
-           [](Problem& p) { p.vocab *= 2; }, [](Problem& p) { p.enc_dim *= 2; },
-           [](Problem& p) { p.dec_dim *= 2; }, [](Problem& p) { p.attn_dim *= 2; },
+           [](Problem& p) { p.batch *= 2; }, [](Problem& p) { p.src_len *= 2; }, [](Problem& p) { p.vocab *= 2; },
+           [](Problem& p) { p.enc_dim *= 2; }, [](Problem& p) { p.dec_dim *= 2; }, [](Problem& p) { p.attn_dim *= 2; },
            [](Problem& p) { p.emb_dim *= 2; }}) {
     Problem p = base;
     grow(p);

@@ -1,5 +1,7 @@
 // TorchGenerator against the algorithms of spec/torch-init.md re-implemented here on
 // the raw std::mt19937 stream; CounterGenerator's contracts; parameter draw order.
+#include "core/random.hpp"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -15,7 +17,6 @@
 #include <vector>
 
 #include "core/param_source.hpp"
-#include "core/random.hpp"
 #include "test_support.hpp"
 
 namespace attnbench {

@@ -124,6 +124,126 @@ TEST(ScorerReference, PrepareReplacesTheKeys) {
   }
 }
 
+// --- the formulas of DESIGN.md's scorer table, written out here ---------------------------
+
+// y = x W^T for one row x, W (out, in) row-major, in double.
+std::vector<double> apply(const LinearParams& W, const double* x) {
+  std::vector<double> y(count(W.out), 0.0);
+  for (std::int64_t o = 0; o < W.out; ++o)
+    for (std::int64_t i = 0; i < W.in; ++i) y[count(o)] += W.weight[count(o * W.in + i)] * x[i];
+  return y;
+}
+
+// Draws the parameters of `name` from `twin` in the table's order and evaluates its
+// formula; empty if the table has no such scorer.
+std::vector<double> design_formula(const std::string& name, ParamSource& twin, const ScorerShape& sh,
+                                   const std::vector<double>& s, const std::vector<double>& H) {
+  const std::int64_t B = sh.batch, L = sh.src_len, E = sh.enc_dim, D = sh.dec_dim, A = sh.attn_dim;
+  std::vector<double> e(count(B * L));
+  const auto h = [&](std::int64_t b, std::int64_t j) { return H.data() + (b * L + j) * E; };
+  if (name == "additive" || name == "additive_linear") {  // v . act(W s + U h_j)
+    const LinearParams W = make_linear(twin, D, A, false), U = make_linear(twin, E, A, false),
+                       v = make_linear(twin, A, 1, false);
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::vector<double> ws = apply(W, s.data() + b * D);
+      for (std::int64_t j = 0; j < L; ++j) {
+        const std::vector<double> uh = apply(U, h(b, j));
+        double sum = 0.0;
+        for (std::int64_t a = 0; a < A; ++a)
+          sum += v.weight[count(a)] *
+                 (name == "additive" ? std::tanh(ws[count(a)] + uh[count(a)]) : ws[count(a)] + uh[count(a)]);
+        e[count(b * L + j)] = sum;
+      }
+    }
+  } else if (name == "dot" || name == "scaled_dot") {  // (W s) . (U h_j) [/ sqrt(A)]
+    const LinearParams W = make_linear(twin, D, A, false), U = make_linear(twin, E, A, false);
+    const double scale = name == "dot" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(A));
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::vector<double> ws = apply(W, s.data() + b * D);
+      for (std::int64_t j = 0; j < L; ++j) {
+        const std::vector<double> uh = apply(U, h(b, j));
+        double sum = 0.0;
+        for (std::int64_t a = 0; a < A; ++a) sum += ws[count(a)] * uh[count(a)];
+        e[count(b * L + j)] = sum * scale;
+      }
+    }
+  } else if (name == "general") {  // s . (W h_j), W: Linear(E, D)
+    const LinearParams W = make_linear(twin, E, D, false);
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t j = 0; j < L; ++j) {
+        const std::vector<double> wh = apply(W, h(b, j));
+        double sum = 0.0;
+        for (std::int64_t d = 0; d < D; ++d) sum += s[count(b * D + d)] * wh[count(d)];
+        e[count(b * L + j)] = sum;
+      }
+  } else {
+    e.clear();
+  }
+  return e;
+}
+
+class DesignFormula : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DesignFormula, ScorerComputesTheTableFormulaWithTorchDrawOrder) {
+  const std::string name = GetParam();
+  const ScorerShape shape{3, 7, 10, 9, 5};
+  for (InitKind init : {InitKind::fast, InitKind::torch}) {
+    SCOPED_TRACE(to_string(init));
+    ParamSource source(init, 4), twin(init, 4);
+    const std::unique_ptr<Scorer> scorer = find_scorer(name).make(source, shape);
+    const std::vector<float> H = random_floats(3 * 7 * 10, 13), s = random_floats(3 * 9, 14);
+    const std::vector<double> expected = design_formula(name, twin, shape, widen(s), widen(H));
+    ASSERT_FALSE(expected.empty()) << "add the formula of '" << name << "' (DESIGN.md's table) to design_formula()";
+    EXPECT_TRUE(near_reference("reference_score", scorer->reference_score(widen(s), widen(H)), expected));
+    OneDnnContext ctx(1);
+    scorer->build(ctx);
+    scorer->prepare(H.data());
+    std::vector<float> e(3 * 7);
+    scorer->score(s.data(), e.data());
+    EXPECT_TRUE(near_reference("oneDNN scores", e, expected));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllScorers, DesignFormula, ::testing::ValuesIn(all_scorer_names()),
+                         [](const auto& info) { return info.param; });
+
+// softmax over each row of (B, L) logits, in double.
+std::vector<double> row_softmax(const std::vector<double>& x, std::int64_t batch, std::int64_t src_len) {
+  std::vector<double> e = x;
+  const std::vector<std::int64_t> full(count(batch), src_len);
+  return ref::masked_softmax(e, batch, src_len, full);
+}
+
+TEST(ScorerReference, AlignmentLogitsGiveTheSameWeightsForEveryState) {
+  // alignment_logits(), where a scorer has them, differ from score()'s output by a
+  // constant per example: their softmax equals the reference's, whatever s is.
+  const ScorerShape shape{3, 17, 34, 33, 17};
+  bool additive_linear_has_them = false;
+  for (const ScorerInfo& info : scorer_table()) {
+    SCOPED_TRACE(info.name);
+    ParamSource source(InitKind::torch, 2);
+    const std::unique_ptr<Scorer> scorer = info.make(source, shape);
+    const std::vector<float> H = random_floats(3 * 17 * 34, 9);
+    OneDnnContext ctx(1);
+    scorer->build(ctx);
+    scorer->prepare(H.data());
+    const float* logits = scorer->alignment_logits();
+    if (logits == nullptr) continue;
+    additive_linear_has_them |= std::string(info.name) == "additive_linear";
+    const std::vector<float> before(logits, logits + 3 * 17);
+    std::vector<float> e(3 * 17);
+    for (std::uint32_t seed : {10u, 11u, 12u}) {
+      const std::vector<float> s = random_floats(3 * 33, seed, -3.f, 3.f);
+      scorer->score(s.data(), e.data());
+      const std::vector<float> after(scorer->alignment_logits(), scorer->alignment_logits() + 3 * 17);
+      EXPECT_EQ(after, before) << "score() changed the alignment logits";
+      EXPECT_TRUE(near_reference("softmax(alignment_logits)", row_softmax(widen(after), 3, 17),
+                                 row_softmax(scorer->reference_score(widen(s), widen(H)), 3, 17)));
+    }
+  }
+  EXPECT_TRUE(additive_linear_has_them);
+}
+
 TEST(ScorerReference, LessonScoresFromTheSpec) {
   // spec/torch-init.md: manual_seed(0); H = randn(2,10,16); s = randn(2,20); W, U, v;
   // scores[0, :4] = [0.4903, 0.2351, -0.1706, 0.5322].

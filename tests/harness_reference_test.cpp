@@ -19,15 +19,9 @@ namespace attnbench {
 namespace {
 
 using test::Case;
+using test::all_scorer_names;
+using test::kShapes;
 using test::near_reference;
-
-constexpr std::size_t kShapes = 24;
-
-std::vector<std::string> all_scorer_names() {
-  std::vector<std::string> names;
-  for (const ScorerInfo& info : scorer_table()) names.emplace_back(info.name);
-  return names;
-}
 
 std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 

@@ -273,7 +273,7 @@ def check_whole(rf):
     ok = {rf.timing.cells(row, TIMING_KEY) for row in rf.timing.rows if row[rf.timing.col("status")] == "ok"}
     if set(per_key) != ok:
         rf.fail(f"samples.csv keys differ from the ok timing keys: {len(set(per_key) - ok)} extra, "
-                 f"{len(ok - set(per_key))} missing")
+                f"{len(ok - set(per_key))} missing")
     wrong = {k: n for k, n in per_key.items() if n != REPS}
     if wrong:
         rf.fail(f"samples.csv: expected {REPS} rows per key, got {list(wrong.items())[:2]}")
@@ -285,7 +285,7 @@ def check_whole(rf):
     got = {(k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]) for k in ekeys}
     if got != measured:
         rf.fail(f"entropy.csv (point, scorer) rows {len(got)} differ from the measured ones in timing.csv "
-                 f"{len(measured)}")
+                f"{len(measured)}")
 
 
 # ---------------------------------------------------------------------------- cases
@@ -387,7 +387,7 @@ def _():
         values = [float(r[rf.samples.col("ns")]) for r in rows]
         if not close(statistics.median(values), float(d["median_ns"])):
             rf.fail(f"{key[0]} {key[-1]}: median of samples {statistics.median(values)!r} != median_ns "
-                     f"{d['median_ns']}")
+                    f"{d['median_ns']}")
     if ns:
         rf.fail(f"samples.csv has keys not in timing.csv: {list(ns)[:2]}")
 
@@ -532,7 +532,7 @@ def _():
     got = [rf.timing.cells(row, ["batch", "src_len", "stage"]) for row in rf.timing.rows]
     if sorted(got) != sorted(expected):
         rf.fail(f"(batch, src_len, stage) of the rows {sorted(set(got))[:4]}... ({len(got)} rows) "
-                 f"differ from the 72 expected")
+                f"differ from the 72 expected")
     if {row[rf.timing.col("tgt_len")] for row in rf.timing.rows} != {"2"}:
         rf.fail("tgt_len is not 2 in every row")
     if rf.meta.get("points") not in (None, 9) or len(rf.meta.get("grid", [])) != 9:
@@ -591,7 +591,7 @@ def _():
         r.fail(f"meta.json scenario {rf.meta.get('scenario')!r}, expected the file's stem 'sweep'")
 
 
-@case("scenario: bad value on line 4 (after 2 comments) -> exit 2, 'PATH:4: column 'src_len': bad value 'x'', no folder")
+@case("scenario: bad value on line 4 (after 2 comments) -> exit 2, 'PATH:4: column 'src_len': bad value 'x'")
 def _():
     home = tmp("home_bad")
     os.makedirs(home)
@@ -660,7 +660,7 @@ def _not_a_dir():
     return os.path.join(blocker, "run")
 
 
-# (case name, extra args or a function returning them with the --out path, regexes stderr must match)
+# (case name, the bad flag and value, regexes stderr must match); the other flags are valid
 RUN_ERRORS = [
     ("--shard 3/2", ["--shard", "3/2"], [r"--shard", r"3/2"]),
     ("--shard x", ["--shard", "x"], [r"--shard", r"'x'|\bx\b"]),
@@ -681,13 +681,12 @@ for _name, _args, _patterns in RUN_ERRORS:
         home = tmp()
         os.makedirs(home)
         out = tmp()
-        base = ["--batch", 2, "--src-len", 4] if "--src-len" not in args else ["--batch", 2]
-        fast = FAST
-        if "--repetitions" in args:
-            fast = ["--min-time", "0.002"]
-        if "--min-time" in args:
-            fast = ["--repetitions", "2"]
-        r = run("run", *base, *fast, *args, "--quiet", "--out", out, env={"ATTNBENCH_HOME": home})
+        valid = ["--batch", "2", "--src-len", "4", "--scorer", "dot", *FAST]
+        for flag in args[::2]:  # drop the valid value of the flag under test
+            if flag in valid:
+                at = valid.index(flag)
+                del valid[at:at + 2]
+        r = run("run", *valid, *args, "--quiet", "--out", out, env={"ATTNBENCH_HOME": home})
         one_error_line(r, patterns)
         if os.path.exists(out):
             r.fail(f"created {out}")
@@ -712,8 +711,7 @@ def _():
     for name in RUN_FILES:
         with open(os.path.join(rf.folder, name), "rb") as f:
             before[name] = f.read()
-    res = run("run", "--batch", 2, "--src-len", 8, "--scorer", "dot", *FAST, "--quiet", "--out",
-                           rf.folder)
+    res = run("run", "--batch", 2, "--src-len", 8, "--scorer", "dot", *FAST, "--quiet", "--out", rf.folder)
     one_error_line(res, [re.escape(rf.folder), r"--resume"])
     for name in RUN_FILES:
         with open(os.path.join(rf.folder, name), "rb") as f:
@@ -773,9 +771,9 @@ def _():
 
 # 6. Interrupt and resume -----------------------------------------------------------------------------
 
-# Six points of two scorers; --min-time 0.02 makes a point take ~0.5 s so a signal lands mid-rf.
+# Six points of two scorers; --min-time 0.01 makes a point take ~0.3 s so a signal lands mid-run.
 SLOW_GRID = ["--batch", "2", "--src-len", "4:24:4", "--tgt-len", "2", "--scorer", "dot,general"]
-SLOW = ["--repetitions", str(REPS), "--min-time", "0.02"]
+SLOW = ["--repetitions", str(REPS), "--min-time", "0.01"]
 
 
 def data_rows(path):

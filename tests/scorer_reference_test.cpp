@@ -19,17 +19,11 @@ namespace attnbench {
 namespace {
 
 using test::Case;
+using test::all_scorer_names;
+using test::kShapes;
 using test::near_reference;
 using test::random_floats;
 using test::widen;
-
-constexpr std::size_t kShapes = 24;
-
-std::vector<std::string> all_scorer_names() {
-  std::vector<std::string> names;
-  for (const ScorerInfo& info : scorer_table()) names.emplace_back(info.name);
-  return names;
-}
 
 ScorerShape shape_of(const Problem& p) { return {p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim}; }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/problem.hpp"
+#include "variants/registry.hpp"
 
 namespace attnbench::test {
 
@@ -99,6 +100,16 @@ inline std::string run_name(const Problem& p) {
 }
 
 inline constexpr std::uint32_t kShapeSeed = 20240611;
+
+// Random shapes each scorer is checked on (make_cases keeps the edge cases among them).
+inline constexpr std::size_t kShapes = 24;
+
+// Every scorer's name, in the table's order.
+inline std::vector<std::string> all_scorer_names() {
+  std::vector<std::string> names;
+  for (const ScorerInfo& info : scorer_table()) names.emplace_back(info.name);
+  return names;
+}
 
 // Deterministic test points: first fixed edge cases (batch 1, src_len 1, sizes 17
 // and 33, padding, 2 threads, both init kinds), then random ones from

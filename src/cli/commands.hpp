@@ -14,5 +14,7 @@ void setup_probe(CLI::App& app, int& exit_code);
 void setup_run(CLI::App& app, int& exit_code, const std::string& command_line);
 void setup_compare(CLI::App& app, int& exit_code);
 void setup_merge(CLI::App& app, int& exit_code);
+void setup_plot(CLI::App& app, int& exit_code);
+void setup_report(CLI::App& app, int& exit_code);
 
 }  // namespace attnbench

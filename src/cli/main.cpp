@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   attnbench::setup_run(app, exit_code, command_line);
   attnbench::setup_compare(app, exit_code);
   attnbench::setup_merge(app, exit_code);
+  attnbench::setup_plot(app, exit_code);
+  attnbench::setup_report(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/problem_flags.hpp"
@@ -23,7 +24,7 @@ struct RunOptions {
   bool force = false, dry_run = false, quiet = false;
   int repetitions = 5;
   double min_time = 0.05;
-  double max_memory_gib = 0;  // 0: 75% of MemAvailable
+  std::optional<double> max_memory_gib;  // unset: 75% of MemAvailable
   std::string command_line;
 };
 
@@ -56,10 +57,10 @@ SweepOptions sweep_options(const RunOptions& o) {
   if (o.repetitions < 1) throw std::invalid_argument("--repetitions: must be at least 1, got " + std::to_string(o.repetitions));
   if (!(o.min_time > 0) || !std::isfinite(o.min_time))
     throw std::invalid_argument("--min-time: must be a positive number of seconds, got " + std::to_string(o.min_time));
-  if (o.max_memory_gib < 0 || !std::isfinite(o.max_memory_gib))
-    throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(o.max_memory_gib));
-  s.max_memory_bytes = o.max_memory_gib > 0 ? static_cast<std::uint64_t>(o.max_memory_gib * 1024 * 1024 * 1024)
-                                            : available_memory_bytes() / 4 * 3;
+  if (o.max_memory_gib && !(*o.max_memory_gib > 0 && std::isfinite(*o.max_memory_gib)))
+    throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(*o.max_memory_gib));
+  s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(*o.max_memory_gib * 1024 * 1024 * 1024)
+                                        : available_memory_bytes() / 4 * 3;
   std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
   s.machine_json = project_root() / "results" / "machine.json";
 

@@ -4,6 +4,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "core/torch_avx_math.hpp"
+
 namespace attnbench {
 
 TorchGenerator::TorchGenerator(std::uint64_t seed) : engine_(static_cast<std::uint32_t>(seed)) {}
@@ -41,13 +43,19 @@ void TorchGenerator::uniform(std::span<float> out, double from, double to) {
 }
 
 void TorchGenerator::normal_fill_16(float* data) {
+  // normal_fill_16_AVX2: lane j of the 8-wide vectors pairs data[j] with data[j + 8].
+  const float two_pi = static_cast<float>(2.0 * std::numbers::pi);
   for (int j = 0; j < 8; ++j) {
     const float u1 = 1.0f - data[j];
     const float u2 = data[j + 8];
-    const float radius = std::sqrt(-2.0f * std::log(u1));
-    const float theta = 2.0f * std::numbers::pi_v<float> * u2;
-    data[j] = radius * std::cos(theta);
-    data[j + 8] = radius * std::sin(theta);
+    const float radius = std::sqrt(-2.0f * torch_avx::log256(u1));
+    const float theta = two_pi * u2;
+    float sin_theta = 0.0f, cos_theta = 0.0f;
+    torch_avx::sincos256(theta, sin_theta, cos_theta);
+    // PyTorch stores fma(n, std = 1, mean = 0): exactly n, except that -0 becomes +0
+    // (the same whether or not our compiler fuses this multiply and add).
+    data[j] = radius * cos_theta + 0.0f;
+    data[j + 8] = radius * sin_theta + 0.0f;
   }
 }
 

@@ -10,6 +10,13 @@ namespace attnbench {
 
 // Reproduces torch.manual_seed(S) followed by CPU draws, as in spec/torch-init.md.
 // Example: TorchGenerator g(0); g.randn(out);  // == torch.randn(out.size()) after manual_seed(0)
+// randn of 16 or more values is bit-identical to torch 1.13's AVX2 CPU kernel, the
+// one Debian's python3-torch dispatches on an AVX2 machine (see
+// core/torch_avx_math.hpp); tests/torch_randn_exact.py checks that, and randn of
+// fewer than 16 values (double Box-Muller through libm), bit for bit. A torch build
+// or machine that dispatches the default, non-AVX2 kernel computes the >= 16
+// transform with libm's logf / cosf / sinf instead, and some of its values differ
+// from ours by a few float ulps.
 class TorchGenerator {
  public:
   explicit TorchGenerator(std::uint64_t seed);
@@ -26,7 +33,7 @@ class TorchGenerator {
   float uniform_float(double from, double to);
   double uniform_double();
   double normal_double();  // the numel < 16 path, with PyTorch's cached second sample
-  void normal_fill_16(float* data);
+  void normal_fill_16(float* data);  // normal_fill_16_AVX2: Box-Muller on 8 pairs (j, j + 8)
 
   std::mt19937 engine_;
   std::optional<double> next_double_normal_;

@@ -55,6 +55,18 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
   return text;
 }
 
+// The shards "K/N" of 1..N not among `names`, e.g. "3/3"; empty when all are there.
+std::string missing_shards(const std::set<std::string>& names) {
+  const std::string& any = *names.begin();
+  const int count = std::stoi(any.substr(any.find('/') + 1));
+  std::string missing;
+  for (int k = 1; k <= count; ++k) {
+    const std::string name = std::to_string(k) + "/" + std::to_string(count);
+    if (!names.contains(name)) missing += (missing.empty() ? "" : ", ") + name;
+  }
+  return missing;
+}
+
 }  // namespace
 
 void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
@@ -78,12 +90,17 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   nlohmann::json meta = metas[0];
   meta["merged_from"] = nlohmann::json::array();
   bool complete = true;
+  std::set<std::string> shard_names;
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    meta["merged_from"].push_back({{"folder", shards[i].string()}, {"shard", metas[i].value("shard", "")},
+    const std::string shard = metas[i].value("shard", "1/1");
+    meta["merged_from"].push_back({{"folder", shards[i].string()}, {"shard", shard},
                                    {"status", metas[i].value("status", "")}});
     complete = complete && metas[i].value("status", "") == "complete";
+    shard_names.insert(shard);
   }
-  meta["status"] = complete ? "complete" : "incomplete";
+  const std::string missing = missing_shards(shard_names);
+  meta["status"] = complete && missing.empty() ? "complete" : "incomplete";
+  if (!missing.empty()) meta["missing_shards"] = missing;
   meta.erase("shard");
   write_file_atomically(out / "samples.csv", samples);
   write_file_atomically(out / "entropy.csv", entropy);

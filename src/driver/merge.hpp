@@ -9,7 +9,8 @@ namespace attnbench {
 // Checks that every folder comes from the same scenario (same scenario files and
 // sha256, same grid) and the same build (git commit, oneDNN version, compiler), then
 // writes `out` with the union of their rows (a row whose key appears twice is kept
-// once) and a meta.json that lists the shards. Throws std::invalid_argument naming
+// once) and a meta.json that lists the shards; its status is "incomplete" when a shard
+// was interrupted or missing ("missing_shards"). Throws std::invalid_argument naming
 // the folder and the field that differs.
 void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out);
 

@@ -1,7 +1,6 @@
 #include "driver/run_folder.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "driver/csv_io.hpp"
+#include "driver/interrupt.hpp"
 #include "driver/schema.hpp"
 
 namespace attnbench {
@@ -59,24 +59,6 @@ void append_whole(const std::filesystem::path& path, const std::string& text) {
   ::close(fd);
 }
 
-// Blocks SIGINT and SIGTERM for its lifetime.
-class SignalBlock {
- public:
-  SignalBlock() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-  }
-  ~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SignalBlock(const SignalBlock&) = delete;
-  SignalBlock& operator=(const SignalBlock&) = delete;
-
- private:
-  sigset_t old_;
-};
-
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
@@ -112,7 +94,7 @@ RunFolder::RunFolder(std::filesystem::path dir, bool resume) : dir_(std::move(di
 }
 
 void RunFolder::append(const std::string& timing, const std::string& samples, const std::string& entropy) {
-  const SignalBlock block;
+  const WriteSection section;
   append_whole(dir_ / "samples.csv", samples);
   append_whole(dir_ / "entropy.csv", entropy);
   append_whole(dir_ / "timing.csv", timing);  // last: a point counts as done once its timing rows exist

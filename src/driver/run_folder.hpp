@@ -14,8 +14,8 @@ class RunFolder {
   // naming the folder when it cannot be created or written, before any work.
   RunFolder(std::filesystem::path dir, bool resume);
 
-  // Appends one point's rows to the three files; SIGINT and SIGTERM wait until all
-  // three are on disk, so an interrupted run never holds half a point.
+  // Appends one point's rows to the three files inside a WriteSection: a signal that
+  // abandons the run waits until all three are on disk, so no file holds half a point.
   void append(const std::string& timing, const std::string& samples, const std::string& entropy);
 
   const std::filesystem::path& dir() const { return dir_; }

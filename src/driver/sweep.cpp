@@ -1,9 +1,5 @@
 #include "driver/sweep.hpp"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +10,7 @@
 #include "driver/csv_io.hpp"
 #include "driver/estimate.hpp"
 #include "driver/grid_json.hpp"
+#include "driver/interrupt.hpp"
 #include "driver/progress.hpp"
 #include "driver/result_rows.hpp"
 #include "driver/roofline.hpp"
@@ -25,26 +22,6 @@
 namespace attnbench {
 
 namespace {
-
-std::atomic<int> g_signals{0};
-
-void on_signal(int) {
-  if (g_signals.fetch_add(1) == 0) {
-    const char note[] = "\nattnbench: stopping after the current point (signal again to abandon it)\n";
-    (void)!::write(STDERR_FILENO, note, sizeof note - 1);
-  } else {
-    _exit(kExitInterrupted);  // rows are written whole per point, so the files stay valid
-  }
-}
-
-void install_signal_handlers() {
-  g_signals = 0;
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
 
 double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
@@ -180,11 +157,11 @@ int run_sweep(const SweepOptions& options) {
   double total_estimate = 0;
   for (const GridPoint& point : grid) total_estimate += point_seconds(point, options.bench);
   Progress progress(options.quiet, total_estimate, grid.size());
-  install_signal_handlers();
+  install_interrupt_handlers();
 
   double done_estimate = 0;
   std::size_t points_done = 0;
-  for (std::size_t i = 0; i < grid.size() && g_signals == 0; ++i) {
+  for (std::size_t i = 0; i < grid.size() && !stop_requested(); ++i) {
     GridPoint todo{grid[i].problem, {}};
     for (const std::string& scorer : grid[i].scorers) {
       Problem p = grid[i].problem;
@@ -221,7 +198,7 @@ int run_sweep(const SweepOptions& options) {
   }
   progress.finish();
 
-  const bool interrupted = g_signals != 0;
+  const bool interrupted = stop_requested();
   meta["status"] = interrupted ? "interrupted" : "complete";
   meta["end_utc"] = utc_now();
   meta["points_done_this_session"] = points_done;

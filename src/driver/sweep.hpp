@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "driver/grid.hpp"
+#include "driver/interrupt.hpp"
 #include "driver/point_bench.hpp"
 
 namespace attnbench {
@@ -23,9 +24,6 @@ struct SweepOptions {
   int shard_index = 1, shard_count = 1;             // --shard K/N, 1-based K
   std::filesystem::path machine_json;               // roofline figures, if present
 };
-
-// Exit code of a finished sweep, and of one stopped by SIGINT/SIGTERM.
-inline constexpr int kExitInterrupted = 130;
 
 // Runs (or, with dry_run, only lists) the sweep; returns 0, or kExitInterrupted.
 // Throws std::invalid_argument for what the user must fix (unwritable folder,

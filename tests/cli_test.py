@@ -11,70 +11,19 @@ the exit code is 1 when any case failed.
 import math
 import os
 import re
-import shlex
-import subprocess
 import sys
-import time
+
+import cli_support as cli
+from cli_support import case, run
 
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 PROBLEM_FLAGS = ["--scorer", "--batch", "--src-len", "--tgt-len", "--emb-dim", "--enc-dim", "--dec-dim",
                  "--attn-dim", "--vocab", "--threads", "--dtype", "--seed", "--init", "--len-min"]
 PROBE_ONLY_FLAGS = ["--lengths", "--steps"]
-TIMEOUT_S = 60
 
-BINARY = None  # set in main()
-
-
-class Failure(Exception):
-    """A check failed: `command` is what was run (may be None), `message` what was wrong."""
-
-    def __init__(self, command, message):
-        super().__init__(message)
-        self.command = command
-        self.message = message
-
-
-class Result:
-    def __init__(self, args, returncode, stdout, stderr):
-        self.args = args
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-    @property
-    def command(self):
-        return shlex.join(["attnbench"] + self.args)
-
-    def fail(self, message):
-        raise Failure(self.command, message)
-
-    def brief(self):
-        """The output, shortened, for failure messages."""
-        def cut(text):
-            text = text.strip()
-            return repr(text if len(text) <= 300 else text[:300] + "...")
-        return f"exit {self.returncode}, stdout {cut(self.stdout)}, stderr {cut(self.stderr)}"
-
-
-def run(*args):
-    args = [str(a) for a in args]
-    try:
-        done = subprocess.run([BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise Failure(shlex.join(["attnbench"] + args), f"did not finish within {TIMEOUT_S} s")
-    return Result(args, done.returncode, done.stdout.decode("utf-8", "replace"),
-                  done.stderr.decode("utf-8", "replace"))
-
-
-def run_ok(*args):
+def run_ok_stdout(*args):
     """Runs and requires exit 0 with output on stdout."""
-    r = run(*args)
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
-    if not r.stdout:
-        r.fail("expected output on stdout, got none")
-    return r
+    return cli.run_ok(*args, require_stdout=True)
 
 
 # ---------------------------------------------------------------------------- CSV helpers
@@ -218,16 +167,6 @@ def compare_values(r1, r2, header, tol):
 
 # ---------------------------------------------------------------------------- cases
 
-CASES = []
-
-
-def case(name):
-    def register(fn):
-        CASES.append((name, fn))
-        return fn
-    return register
-
-
 @case("version prints 'attnbench x.y.z'")
 def _():
     r = run("--version")
@@ -278,7 +217,7 @@ def _():
 
 @case("list names all five scorers with formula and paper")
 def _():
-    r = run_ok("list")
+    r = run_ok_stdout("list")
     lines = r.stdout.splitlines()
     for scorer in SCORERS:
         starts = [n for n, line in enumerate(lines) if line.strip() == scorer]
@@ -325,20 +264,20 @@ for _scorer in SCORERS:
     @case(f"probe --scorer {_scorer}: B*L scores, B*L weights summing to 1, B*E context")
     def _(scorer=_scorer):
         B, L, E = 3, 7, 6
-        r = run_ok("probe", "--scorer", scorer, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", 5,
+        r = run_ok_stdout("probe", "--scorer", scorer, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", 5,
                    "--attn-dim", 4)
         check_one_step(r, B, L, E, [L] * B)
 
 
 @case("probe with defaults: header and counts (B=2, L=10, E=16)")
 def _():
-    r = run_ok("probe")
+    r = run_ok_stdout("probe")
     check_one_step(r, 2, 10, 16, [10, 10])
 
 
 @case("probe --lengths 4,2: masked scores -inf, masked weights 0")
 def _():
-    r = run_ok("probe", "--lengths", "4,2", "--batch", 2, "--src-len", 4)
+    r = run_ok_stdout("probe", "--lengths", "4,2", "--batch", 2, "--src-len", 4)
     by_tensor = check_one_step(r, 2, 4, 16, [4, 2])
     masked = [row for row in by_tensor[("scores",)] if row[1] == "1" and int(row[2]) >= 2]
     if len(masked) != 2 or any(row[-1] != -math.inf for row in masked):
@@ -351,14 +290,14 @@ def _():
 
 @case("probe --len-min: lengths fall linearly, padding masked")
 def _():
-    r = run_ok("probe", "--batch", 3, "--src-len", 6, "--len-min", 2)
+    r = run_ok_stdout("probe", "--batch", 3, "--src-len", 6, "--len-min", 2)
     check_one_step(r, 3, 6, 16, [6, 4, 2])
 
 
 @case("probe --steps 3: header tensor,t,b,i,value and every tensor's count")
 def _():
     B, L, E, D, V = 2, 5, 6, 7, 11
-    r = run_ok("probe", "--steps", 3, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+    r = run_ok_stdout("probe", "--steps", 3, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
                "--vocab", V, "--emb-dim", 4, "--attn-dim", 3)
     check_decode(r, 3, B, L, E, D, V, [L] * B)
 
@@ -366,7 +305,7 @@ def _():
 @case("probe --steps 2 with --lengths 5,3: masked in every step")
 def _():
     B, L, E, D, V = 2, 5, 6, 7, 11
-    r = run_ok("probe", "--steps", 2, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+    r = run_ok_stdout("probe", "--steps", 2, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
                "--vocab", V, "--lengths", "5,3", "--scorer", "general")
     check_decode(r, 2, B, L, E, D, V, [5, 3])
 
@@ -378,7 +317,7 @@ for _init in ("fast", "torch"):
             args = ["probe", "--init", init, "--seed", 7, "--batch", 3, "--src-len", 9, "--len-min", 4]
             if steps:
                 args += ["--steps", steps]
-            first, second = run_ok(*args), run_ok(*args)
+            first, second = run_ok_stdout(*args), run_ok_stdout(*args)
             if first.stdout != second.stdout:
                 n = next(k for k, (a, b) in enumerate(zip(first.stdout.splitlines(), second.stdout.splitlines()))
                          if a != b) if first.stdout.count("\n") == second.stdout.count("\n") else None
@@ -387,8 +326,8 @@ for _init in ("fast", "torch"):
 
 @case("determinism: --seed changes the values")
 def _():
-    a = run_ok("probe", "--seed", 1)
-    b = run_ok("probe", "--seed", 2)
+    a = run_ok_stdout("probe", "--seed", 1)
+    b = run_ok_stdout("probe", "--seed", 2)
     if a.stdout == b.stdout:
         b.fail("output identical to --seed 1; the seed has no effect")
 
@@ -402,8 +341,8 @@ for _steps in (0, 3):
         if steps:
             args += ["--steps", steps, "--vocab", 300]
             header = "tensor,t,b,i,value"
-        one = run_ok(*args, "--threads", 1)
-        two = run_ok(*args, "--threads", 2)
+        one = run_ok_stdout(*args, "--threads", 1)
+        two = run_ok_stdout(*args, "--threads", 2)
         compare_values(one, two, header, 1e-5)
 
 
@@ -459,34 +398,5 @@ for _name, _args, _patterns in ERRORS:
 
 # ---------------------------------------------------------------------------- main
 
-def main(argv):
-    global BINARY
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} /path/to/build/attnbench", file=sys.stderr)
-        return 2
-    BINARY = os.path.abspath(argv[1])
-    if not os.access(BINARY, os.X_OK):
-        print(f"{BINARY}: not an executable", file=sys.stderr)
-        return 2
-    passed = failed = 0
-    start = time.monotonic()
-    for name, fn in CASES:
-        try:
-            fn()
-        except Failure as failure:
-            failed += 1
-            where = f"`{failure.command}`: " if failure.command else ""
-            print(f"FAIL {name}: {where}{failure.message}", flush=True)
-        except Exception as error:  # a bug in the test itself, or output it could not parse
-            failed += 1
-            print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
-        else:
-            passed += 1
-            print(f"ok   {name}", flush=True)
-    print(f"({len(CASES)} cases in {time.monotonic() - start:.1f} s)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(cli.main(sys.argv))

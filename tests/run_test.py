@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 
+import cli_support as cli
+from cli_support import Failure, Result, case, run, run_ok
+
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
 SEQUENCE_STAGES = {"keys", "encoder", "decode"}  # ns_per_step = median / tgt_len for these
@@ -50,62 +53,9 @@ RUN_FILES = ["timing.csv", "samples.csv", "entropy.csv", "meta.json"]
 
 REPS = 2
 FAST = ["--repetitions", str(REPS), "--min-time", "0.002"]  # every run but the interrupted ones
-TIMEOUT_S = 60
 EXIT_INTERRUPTED = 130
 
-BINARY = None  # set in main()
 TMP = None     # the temporary folder of this test run, set in main()
-
-
-class Failure(Exception):
-    """A check failed: `command` is what was run (may be None), `message` what was wrong."""
-
-    def __init__(self, command, message):
-        super().__init__(message)
-        self.command = command
-        self.message = message
-
-
-class Result:
-    def __init__(self, args, returncode, stdout, stderr):
-        self.args = args
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-    @property
-    def command(self):
-        return shlex.join(["attnbench"] + self.args)
-
-    def fail(self, message):
-        raise Failure(self.command, message)
-
-    def brief(self):
-        """The output, shortened, for failure messages."""
-        def cut(text):
-            text = text.strip()
-            return repr(text if len(text) <= 300 else text[:300] + "...")
-        return f"exit {self.returncode}, stdout {cut(self.stdout)}, stderr {cut(self.stderr)}"
-
-
-def run(*args, env=None):
-    args = [str(a) for a in args]
-    full_env = dict(os.environ, **env) if env else None
-    try:
-        done = subprocess.run([BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
-                              timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise Failure(shlex.join(["attnbench"] + args), f"did not finish within {TIMEOUT_S} s")
-    return Result(args, done.returncode, done.stdout.decode("utf-8", "replace"),
-                  done.stderr.decode("utf-8", "replace"))
-
-
-def run_ok(*args, env=None):
-    """Runs and requires exit 0."""
-    r = run(*args, env=env)
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
-    return r
 
 
 _SERIAL = itertools.count(1)
@@ -289,16 +239,6 @@ def check_whole(rf):
 
 
 # ---------------------------------------------------------------------------- cases
-
-CASES = []
-
-
-def case(name):
-    def register(fn):
-        CASES.append((name, fn))
-        return fn
-    return register
-
 
 # 1. Schema --------------------------------------------------------------------------------
 
@@ -797,7 +737,7 @@ def start_and_signal(out, signals, grid=SLOW_GRID, during_write=False, pause=0.0
     samples.csv. Returns (Result, seconds from the last signal to exit)."""
     args = ["run", *grid, *SLOW, "--out", out]
     command = shlex.join(["attnbench"] + args)
-    proc = subprocess.Popen([BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([cli.BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + timeout
     samples = os.path.join(out, "samples.csv")
     try:
@@ -807,6 +747,7 @@ def start_and_signal(out, signals, grid=SLOW_GRID, during_write=False, pause=0.0
             if time.monotonic() > deadline:
                 raise Failure(command, f"no timing row within {timeout} s")
             time.sleep(0.01)
+        size = file_size(samples)
         for n in range(signals):
             if n and during_write:
                 while file_size(samples) == size and proc.poll() is None and time.monotonic() < deadline:
@@ -1088,38 +1029,10 @@ def _():
 
 # ---------------------------------------------------------------------------- main
 
-def main(argv):
-    global BINARY, TMP
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} /path/to/build/attnbench", file=sys.stderr)
-        return 2
-    BINARY = os.path.abspath(argv[1])
-    if not os.access(BINARY, os.X_OK):
-        print(f"{BINARY}: not an executable", file=sys.stderr)
-        return 2
+def make_tmp():
+    global TMP
     TMP = tempfile.mkdtemp(prefix="attnbench_run_test_")
-    passed = failed = 0
-    start = time.monotonic()
-    try:
-        for name, fn in CASES:
-            try:
-                fn()
-            except Failure as failure:
-                failed += 1
-                where = f"`{failure.command}`: " if failure.command else ""
-                print(f"FAIL {name}: {where}{failure.message}", flush=True)
-            except Exception as error:  # a bug in the test itself, or output it could not parse
-                failed += 1
-                print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
-            else:
-                passed += 1
-                print(f"ok   {name}", flush=True)
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print(f"({len(CASES)} cases in {time.monotonic() - start:.1f} s)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(cli.main(sys.argv, setup=make_tmp, teardown=lambda: shutil.rmtree(TMP, ignore_errors=True)))

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/param_source.hpp"
+#include "core/torch_avx_math.hpp"
 #include "test_support.hpp"
 
 namespace attnbench {
@@ -73,10 +74,12 @@ class SpecStream {
   static void box_muller_16(float* d) {
     for (int j = 0; j < 8; ++j) {
       const float u1 = 1.0f - d[j], u2 = d[j + 8];
-      const float radius = std::sqrt(-2.0f * std::log(u1));
-      const float theta = 2.0f * std::numbers::pi_v<float> * u2;
-      d[j] = radius * std::cos(theta);
-      d[j + 8] = radius * std::sin(theta);
+      const float radius = std::sqrt(-2.0f * torch_avx::log256(u1));
+      const float theta = static_cast<float>(2.0 * std::numbers::pi) * u2;
+      float sin_theta = 0.0f, cos_theta = 0.0f;
+      torch_avx::sincos256(theta, sin_theta, cos_theta);
+      d[j] = radius * cos_theta + 0.0f;
+      d[j + 8] = radius * sin_theta + 0.0f;
     }
   }
 

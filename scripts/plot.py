@@ -72,6 +72,8 @@ TEXT_COLUMNS = {"scorer", "impl", "dtype", "stage", "status", "repro", "init"}
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}
+MAX_DRIFT_SIZES = 12     # more sizes than this: the drift figure shows the src_len slice with the most values
+MAX_POINT_LABELS = 40    # more points than this: the cost-entropy scatter has no size labels
 HEATMAP_MAX_STEPS = 30
 HEATMAP_MAX_SRC_LEN = 60
 
@@ -116,6 +118,7 @@ class Run:
         return f"{build.get('cpu_model', 'unknown CPU')} ({build.get('host', 'unknown host')})"
 
     def date(self):
+        """The run's start time, meta.json `start_utc`."""
         return str(self.meta.get("start_utc", "unknown date"))
 
     def base_timing(self, stage=None):
@@ -260,9 +263,10 @@ def distinct(rows, column):
 def skip_unless_several(rows, column):
     """The sorted distinct values of `column`; raises Skip when there are fewer than two."""
     values = distinct(rows, column)
+    if not values:
+        raise Skip("the run has no measured rows")
     if len(values) < 2:
-        shown = ", ".join(str(v) for v in values) or "none"
-        raise Skip(f"the run has a single {column} ({shown})")
+        raise Skip(f"the run has a single {column} ({values[0]})")
     return values
 
 
@@ -425,16 +429,21 @@ def size_label(row, varying):
 
 
 def fig_drift(run):
-    """Mean step-to-step drift 0.5 sum |a_t - a_{t-1}| per scorer, one bar per size of the run;
-    scorers whose drift is exactly 0 at every size are marked. Skip when entropy.csv is empty."""
+    """Mean step-to-step drift 0.5 sum |a_t - a_{t-1}| per scorer, one bar per size of the run (beyond
+    MAX_DRIFT_SIZES sizes: those of the src_len slice with the most values); scorers whose drift is
+    exactly 0 at every size are marked. Skip when entropy.csv is empty."""
     if not run.entropy:
         raise Skip("the run has no entropy rows")
-    varying = [c for c in ENTROPY_POINT if len(distinct(run.entropy, c)) > 1]
-    points = sorted({tuple(r[c] for c in ENTROPY_POINT) for r in run.entropy})
+    rows = run.entropy
+    points = sorted({tuple(r[c] for c in ENTROPY_POINT) for r in rows})
+    if len(points) > MAX_DRIFT_SIZES:
+        _, rows = best_slice(rows, "src_len", ENTROPY_POINT)
+        points = sorted({tuple(r[c] for c in ENTROPY_POINT) for r in rows})[:MAX_DRIFT_SIZES]
+    varying = [c for c in ENTROPY_POINT if len(distinct(rows, c)) > 1]
     cmap = matplotlib.colormaps["viridis"]
     fig, (ax,) = new_figure(run, "Step-to-step drift of the attention weights")
     width = 0.8 / len(points)
-    values = {(r["scorer"], tuple(r[c] for c in ENTROPY_POINT)): r["drift_mean"] for r in run.entropy}
+    values = {(r["scorer"], tuple(r[c] for c in ENTROPY_POINT)): r["drift_mean"] for r in rows}
     for k, point in enumerate(points):
         xs, ys = [], []
         for g, scorer in enumerate(run.scorers):
@@ -453,8 +462,9 @@ def fig_drift(run):
     ax.set_ylabel("mean drift 0.5 sum_j |a_tj - a_(t-1)j| (fraction of mass)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7, ncol=max(1, math.ceil(len(points) / 8)), title="size")
-    fixed = {c: run.entropy[0][c] for c in ENTROPY_POINT if c not in varying}
-    caption = f"Total variation between consecutive weight vectors of one example, averaged over the decode; {describe(fixed)}."
+    fixed = {c: rows[0][c] for c in ENTROPY_POINT if c not in varying}
+    caption = (f"Total variation between consecutive weight vectors of one example, averaged over the decode; "
+               f"{describe(fixed)}.")
     return fig, caption
 
 
@@ -535,7 +545,7 @@ def fig_cost_vs_entropy(run):
             continue
         ax.scatter([ns for _, ns in mine], [e["entropy_norm_mean"] for e, _ in mine], color=scorer_color(run, scorer),
                    label=scorer, s=30, zorder=3)
-        if varying:
+        if varying and len(points) <= MAX_POINT_LABELS:
             for e, ns in mine:
                 ax.annotate(size_label(e, varying), (ns, e["entropy_norm_mean"]), xytext=(4, 3),
                             textcoords="offset points", fontsize=6, color="dimgray")
@@ -570,7 +580,7 @@ def fig_impl_comparison(run):
         ax.set_xlabel("stage")
         ax.set_ylabel(f"time {impl} / time {run.base_impl} (x)")
         ax.set_title(f"{impl} (above 1: slower than {run.base_impl})")
-    caption = f"Ratio of median times per scorer and stage, geometric mean over the points measured by both impls."
+    caption = "Ratio of median times per scorer and stage, geometric mean over the points measured by both impls."
     return fig, caption
 
 
@@ -718,8 +728,12 @@ def main(argv):
     except (OSError, ValueError, KeyError) as error:
         print(f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
-    written, notes, errors = write_figures(run, args.out or os.path.join(args.run, "figures"), formats,
-                                           args.attnbench or default_attnbench())
+    try:
+        written, notes, errors = write_figures(run, args.out or os.path.join(args.run, "figures"), formats,
+                                               args.attnbench or default_attnbench())
+    except OSError as error:
+        print(f"plot.py: cannot write the figures: {error}", file=sys.stderr)
+        return 1
     for note in notes:
         print(note, file=sys.stderr)
     for error in errors:

@@ -132,7 +132,8 @@ def finding_tanh(run):
     peakier = sum(1 for a, b in zip(mw_lin, mw_add) if a > b)
     ratios = [a / b for a, b in zip(mw_lin, mw_add) if b]
     sentences.append(f"Mean max weight: additive_linear {span(mw_lin)} against additive {span(mw_add)}; "
-                     f"without tanh the weights are peakier at {peakier} of {n} sizes (ratio {span(ratios, lambda x: f'{x:.3g}x')}).")
+                     f"without tanh the weights are peakier at {peakier} of {n} sizes "
+                     f"(ratio {span(ratios, lambda x: f'{x:.3g}x')}).")
     lower = sum(1 for a, b in zip(h_lin, h_add) if a < b)
     sentences.append(f"Normalized entropy H/ln L: additive_linear {span(h_lin)} against additive {span(h_add)} "
                      f"(lower without tanh at {lower} of {n} sizes).")
@@ -170,10 +171,11 @@ def finding_dot_scaling(run):
         first, last = mine[0], mine[-1]
         exponents[scorer] = plot.power_fit([e["attn_dim"] for e in mine], [e["score_std_mean"] for e in mine])
         sentences.append(f"{scorer}'s normalized entropy goes {num(first['entropy_norm_mean'])} -> "
-                         f"{num(last['entropy_norm_mean'])}, its softmax Jacobian norm {num(first['jacobian_fro_mean'])} "
-                         f"-> {num(last['jacobian_fro_mean'])}, its score std {num(first['score_std_mean'])} -> "
-                         f"{num(last['score_std_mean'])} (fitted exponent {exponents[scorer]:.3f} over {len(mine)} "
-                         f"attn_dims{'; sqrt would be 0.5' if scorer == 'dot' else ''}).")
+                         f"{num(last['entropy_norm_mean'])}, its softmax Jacobian norm "
+                         f"{num(first['jacobian_fro_mean'])} -> {num(last['jacobian_fro_mean'])}, its score std "
+                         f"{num(first['score_std_mean'])} -> {num(last['score_std_mean'])} (fitted exponent "
+                         f"{exponents[scorer]:.3f} over {len(mine)} attn_dims"
+                         f"{'; sqrt would be 0.5' if scorer == 'dot' else ''}).")
     others = defaultdict(list)  # every other slice with >= 2 attn_dims: dot's exponent there
     for e in run.entropy:
         if e["scorer"] == "dot":
@@ -182,7 +184,8 @@ def finding_dot_scaling(run):
             for g in others.values() if len({e["attn_dim"] for e in g}) >= 2]
     fits = [f for f in fits if not math.isnan(f)]
     if len(fits) > 1:
-        sentences.append(f"Over all {len(fits)} slices with several attn_dims, dot's exponent is {span(fits, lambda x: f'{x:.3f}')}.")
+        sentences.append(f"Over all {len(fits)} slices with several attn_dims, dot's exponent is "
+                         f"{span(fits, lambda x: f'{x:.3f}')}.")
     header = ["attn_dim"]
     for metric in ("H/ln L", "Jacobian", "score std"):
         header += [f"{metric} dot", f"{metric} scaled_dot"]
@@ -226,7 +229,8 @@ def finding_additive_cost(run):
     k = max(range(len(pairs)), key=lambda i: ratios[i])
     a_max, d_max = pairs[k]
     threads = pairs[0][0]["threads"]
-    sentences = [f"Over {len(pairs)} point{'s' if len(pairs) > 1 else ''} at {threads} thread{'s' if threads > 1 else ''} "
+    plural = "s" if len(pairs) > 1 else ""
+    sentences = [f"Over {len(pairs)} point{plural} at {threads} thread{'s' if threads > 1 else ''} "
                  f"(src_len {span(plot.distinct([a for a, _ in pairs], 'src_len'), str)}, attn_dim "
                  f"{span(plot.distinct([a for a, _ in pairs], 'attn_dim'), str)}), additive's attention step "
                  f"(score + softmax + context) takes {span(ratios, lambda x: f'{x:.3g}x')} dot's time "
@@ -251,29 +255,37 @@ def finding_additive_cost(run):
 
 
 def finding_attention_share(run):
-    """(d) per scorer, at its point with the largest analytic decode cost (fewest threads): the `step` time
-    over the decode's time per step."""
+    """(d) per scorer, the `step` time over the decode's time per step at the fewest threads, at the largest
+    point (by analytic decode cost) that every scorer has, else at each scorer's own largest point."""
     title = "Attention's share of one decode step"
     rows = run.base_timing()
     if not rows:
-        return Finding("(d)", title, [f"Not measured in this run: no timing rows."])
+        return Finding("(d)", title, ["Not measured in this run: no timing rows."])
     lo = min(r["threads"] for r in rows)
-    index = {(r["scorer"], r["stage"]) + tuple(r[c] for c in plot.TIMING_POINT): r for r in rows if r["threads"] == lo}
+    index = {(r["scorer"], r["stage"], tuple(r[c] for c in plot.TIMING_POINT)): r for r in rows if r["threads"] == lo}
+    points = {s: {p for (sc, st, p) in index if sc == s and st == "decode" and (s, "step", p) in index}
+              for s in run.scorers}
+    points = {s: p for s, p in points.items() if p}
+    if not points:
+        return Finding("(d)", title, ["Not measured in this run: no point has both the step and the decode timing."])
+
+    def cost(scorer, point):
+        return (index[(scorer, "decode", point)]["flops"] or 0, point)
+
+    common = set.intersection(*points.values())
+    if common:
+        best = max(common, key=lambda p: max(cost(s, p) for s in points))
+        chosen = {s: best for s in points}
+    else:
+        chosen = {s: max(p, key=lambda q: cost(s, q)) for s, p in points.items()}
     shares = []
-    for scorer in run.scorers:
-        decodes = [r for r in rows if r["scorer"] == scorer and r["stage"] == "decode" and r["threads"] == lo
-                   and (scorer, "step") + tuple(r[c] for c in plot.TIMING_POINT) in index]
-        if decodes:
-            decode = max(decodes, key=lambda r: (r["flops"] or 0, tuple(r[c] for c in plot.SIZES)))
-            step = index[(scorer, "step") + tuple(decode[c] for c in plot.TIMING_POINT)]
-            shares.append((scorer, step, decode, step["median_ns"] / decode["ns_per_step"]))
-    if not shares:
-        return Finding("(d)", title, [f"Not measured in this run: no point has both the step and the decode timing."])
-    cols = [c for c in plot.SIZES if len({s[1][c] for s in shares}) > 1]
-    same = not cols
-    sizes = plot.describe({c: shares[0][1][c] for c in plot.SIZES})
-    where = (f"At the largest point ({sizes}, {lo} thread{'s' if lo > 1 else ''})" if same else
-             f"At each scorer's largest point ({lo} thread{'s' if lo > 1 else ''})")
+    for s, p in chosen.items():
+        step, decode = index[(s, "step", p)], index[(s, "decode", p)]
+        shares.append((s, step, decode, step["median_ns"] / decode["ns_per_step"]))
+    cols = [c for c in plot.SIZES if len({st[c] for _, st, _, _ in shares}) > 1]
+    threads = f"{lo} thread{'s' if lo > 1 else ''}"
+    where = (f"At the largest point every scorer has ({plot.describe({c: shares[0][1][c] for c in plot.SIZES})}, "
+             f"{threads})" if common else f"At each scorer's largest point ({threads}; no point has every scorer)")
     parts = [f"{s} {percent(x)}" + (f" ({point_label(st, cols)})" if cols else "") for s, st, _, x in shares]
     sentences = [f"{where}, attention (stage step: score + softmax + context) takes this share of one decode step "
                  f"(decode time / tgt_len, which adds the decoder cell, the output layer and the amortized keys): "
@@ -282,8 +294,8 @@ def finding_attention_share(run):
         sentences.append("A share above 100% means the separately timed step ran slower than the whole decode per "
                          "step: timing noise; rerun with more --repetitions or --min-time.")
     table = Table(["scorer"] + (["point"] if cols else []) + ["step", "decode / step", "share"],
-                  [[s] + ([point_label(st, plot.SIZES)] if cols else []) + [micro(st["median_ns"]),
-                                                                           micro(d["ns_per_step"]), percent(x)]
+                  [[s] + ([point_label(st, cols)] if cols else []) + [micro(st["median_ns"]),
+                                                                     micro(d["ns_per_step"]), percent(x)]
                    for s, st, d, x in shares])
     return Finding("(d)", title, sentences, table, figures=("step_vs_src_len",))
 
@@ -487,16 +499,20 @@ def main(argv):
     except (OSError, ValueError, KeyError) as error:
         print(f"report.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
-    written, notes, errors = plot.write_figures(run, os.path.join(args.run, "figures"), plot.FORMATS,
-                                                args.attnbench or plot.default_attnbench())
-    for line in notes:
-        print(line, file=sys.stderr)
-    for line in errors:
-        print(f"report.py: {line}", file=sys.stderr)
-    found = findings(run)
     path = os.path.join(args.run, "report.html")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render_html(run, written, notes, errors, found))
+    try:
+        written, notes, errors = plot.write_figures(run, os.path.join(args.run, "figures"), plot.FORMATS,
+                                                    args.attnbench or plot.default_attnbench())
+        for line in notes:
+            print(line, file=sys.stderr)
+        for line in errors:
+            print(f"report.py: {line}", file=sys.stderr)
+        found = findings(run)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render_html(run, written, notes, errors, found))
+    except OSError as error:
+        print(f"report.py: cannot write the report: {error}", file=sys.stderr)
+        return 1
     sys.stdout.reconfigure(encoding="utf-8")
     print(findings_text(run, found), end="")
     print(f"report: {path}", file=sys.stderr)

@@ -18,7 +18,6 @@ M failed`; the exit code is 1 when any case failed. About 30 s on two cores.
 
 import base64
 import csv
-import json
 import os
 import re
 import shutil

@@ -8,7 +8,7 @@ ATTNBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ATTNBENCH_PACKAGES=(
   g++ cmake make pkg-config
   libdnnl-dev libcli11-dev libbenchmark-dev libgtest-dev libcsv-dev nlohmann-json3-dev libssl-dev
-  python3-torch python3-numpy python3-matplotlib
+  python3-torch python3-numpy python3-matplotlib chromium
 )
 
 attnbench_missing_packages() {

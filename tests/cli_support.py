@@ -12,6 +12,7 @@ Usage in a test script:
 """
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -76,6 +77,24 @@ def run_ok(*args, env=None, require_stdout=False):
     if require_stdout and not r.stdout:
         r.fail("expected output on stdout, got none")
     return r
+
+
+def one_error_line(r, patterns, code=2):
+    """Requires exit `code`, nothing on stdout and exactly one stderr line matching every regex."""
+    problems = []
+    if r.returncode != code:
+        problems.append(f"exit {r.returncode}, expected {code}")
+    if r.stdout:
+        problems.append(f"stdout not empty: {r.stdout[:200]!r}")
+    lines = r.stderr.splitlines()
+    if len(lines) != 1 or not r.stderr.endswith("\n"):
+        problems.append(f"expected exactly one stderr line, got {len(lines)}: {r.stderr[:400]!r}")
+    else:
+        missing = [p for p in patterns if not re.search(p, r.stderr)]
+        if missing:
+            problems.append(f"stderr {r.stderr.strip()[:400]!r} does not match {missing}")
+    if problems:
+        r.fail("; ".join(problems))
 
 
 def case(name):

@@ -14,7 +14,7 @@ import re
 import sys
 
 import cli_support as cli
-from cli_support import case, run
+from cli_support import case, one_error_line, run
 
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 PROBLEM_FLAGS = ["--scorer", "--batch", "--src-len", "--tgt-len", "--emb-dim", "--enc-dim", "--dec-dim",
@@ -379,21 +379,7 @@ ERRORS = [
 for _name, _args, _patterns in ERRORS:
     @case(f"error: {_name} -> exit 2, one stderr line naming it")
     def _(args=_args, patterns=_patterns):
-        r = run(*args)
-        problems = []
-        if r.returncode != 2:
-            problems.append(f"exit {r.returncode}, expected 2")
-        if r.stdout:
-            problems.append(f"stdout not empty: {r.stdout[:200]!r}")
-        lines = r.stderr.splitlines()
-        if len(lines) != 1 or not r.stderr.endswith("\n"):
-            problems.append(f"expected exactly one stderr line, got {len(lines)}: {r.stderr[:400]!r}")
-        else:
-            missing = [p for p in patterns if not re.search(p, r.stderr)]
-            if missing:
-                problems.append(f"stderr {r.stderr.strip()!r} does not match {missing}")
-        if problems:
-            r.fail("; ".join(problems))
+        one_error_line(run(*args), patterns)
 
 
 # ---------------------------------------------------------------------------- main

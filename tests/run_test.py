@@ -29,7 +29,7 @@ import tempfile
 import time
 
 import cli_support as cli
-from cli_support import Failure, Result, case, run, run_ok
+from cli_support import Failure, Result, case, one_error_line, run, run_ok
 
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
@@ -67,24 +67,6 @@ def tmp(name=None):
     if os.path.exists(path):
         raise Failure(None, f"test bug: temporary path {path} used twice")
     return path
-
-
-def one_error_line(r, patterns, code=2):
-    """Requires exit `code`, nothing on stdout and exactly one stderr line matching every regex."""
-    problems = []
-    if r.returncode != code:
-        problems.append(f"exit {r.returncode}, expected {code}")
-    if r.stdout:
-        problems.append(f"stdout not empty: {r.stdout[:200]!r}")
-    lines = r.stderr.splitlines()
-    if len(lines) != 1 or not r.stderr.endswith("\n"):
-        problems.append(f"expected exactly one stderr line, got {len(lines)}: {r.stderr[:400]!r}")
-    else:
-        missing = [p for p in patterns if not re.search(p, r.stderr)]
-        if missing:
-            problems.append(f"stderr {r.stderr.strip()[:400]!r} does not match {missing}")
-    if problems:
-        r.fail("; ".join(problems))
 
 
 # ---------------------------------------------------------------------------- run folders

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "driver/grid.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -72,10 +73,12 @@ void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags) {
 }
 
 void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs) {
-  for (const FlagDoc& d : flag_docs())
+  for (const auto& [field, value] : field_values(Problem{})) {
+    const FlagDoc& d = doc(field);
     app.add_option_function<std::string>(
-        d.flag, [&specs, field = std::string(d.field)](const std::string& spec) { specs[field] = spec; },
-        d.help + " (a value, a list 8,32, or a range 10:100:10 / 16:1024:*2)");
+           d.flag, [&specs, field = field](const std::string& spec) { specs[field] = spec; }, d.help)
+        ->option_text("SPEC [" + (field == "scorer" ? std::string("all") : value) + "]");
+  }
 }
 
 Problem to_problem(const ProblemFlags& flags) {

@@ -157,7 +157,7 @@ TEST_F(CompareTest, MissingSamplesLeavePValueBlank) {
 }
 
 TEST_F(CompareTest, BaselineModeWithinOneRun) {
-  const CompareResult r = compare_to_baseline(load_run(root_ / "new"), "dot", 0.05);
+  const CompareResult r = compare_to_baseline(load_run(root_ / "new"), "scorer", "dot", 0.05);
   ASSERT_EQ(r.rows.size(), 2u);  // additive step and decode against dot's
   for (const std::string stage : {"step", "decode"}) {
     const CompareRow& x = row(r, "additive", stage);
@@ -172,11 +172,22 @@ TEST_F(CompareTest, BaselineModeWithinOneRun) {
 
 TEST_F(CompareTest, UnknownBaselineNamesTheValue) {
   try {
-    compare_to_baseline(load_run(root_ / "new"), "luong", 0.05);
+    compare_to_baseline(load_run(root_ / "new"), "scorer", "luong", 0.05);
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("luong"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("additive, dot"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CompareTest, BaselineAlongAColumnThatIsNotAKeyIsRefused) {
+  for (const char* column : {"median_ns", "stage", "nope"}) {
+    try {
+      compare_to_baseline(load_run(root_ / "new"), column, "x", 0.05);
+      FAIL() << "expected std::invalid_argument for " << column;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(column), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -24,7 +24,10 @@ int run_compare(const CompareOptions& o) {
   if (!o.baseline.empty()) {
     if (o.runs.size() != 1)
       throw std::invalid_argument("--baseline: compares scorers within ONE run; got " + std::to_string(o.runs.size()) + " runs");
-    result = compare_to_baseline(load_run(o.runs[0]), o.baseline, o.alpha);
+    const std::size_t equals = o.baseline.find('=');
+    const std::string column = equals == std::string::npos ? "scorer" : o.baseline.substr(0, equals);
+    const std::string value = equals == std::string::npos ? o.baseline : o.baseline.substr(equals + 1);
+    result = compare_to_baseline(load_run(o.runs[0]), column, value, o.alpha);
   } else {
     if (o.runs.size() != 2)
       throw std::invalid_argument("compare: give OLD and NEW (run folders or timing.csv files), or one run with --baseline SCORER");
@@ -40,12 +43,14 @@ void setup_compare(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* sub = app.add_subcommand(
       "compare",
-      "Compare two runs (OLD NEW: run folders or timing.csv files), or scorers within one run (RUN --baseline S).\n"
+      "Compare two runs (OLD NEW: run folders or timing.csv files), or within one run (RUN --baseline S).\n"
       "Rows match on the timing key columns; each shows the ratio of medians (new/old), the Mann-Whitney U\n"
       "p-value over the raw repetition samples, and whether the change is significant; then a geometric mean\n"
       "of the ratios per scorer.");
   sub->add_option("runs", o->runs, "OLD NEW, or one RUN with --baseline")->required();
-  sub->add_option("--baseline", o->baseline, "Compare every scorer of the run against this one");
+  sub->add_option("--baseline", o->baseline,
+                  "Compare within the run against this scorer, or COLUMN=VALUE for another key column "
+                  "(e.g. impl=onednn, threads=1)");
   sub->add_option("--alpha", o->alpha, "Significance level")->capture_default_str();
   sub->add_flag("--csv", o->csv, "Print the table as CSV");
   sub->callback([o, &exit_code] { exit_code = run_compare(*o); });

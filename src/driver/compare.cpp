@@ -171,35 +171,41 @@ CompareResult compare_runs(const RunTables& old_run, const RunTables& new_run, d
   return result;
 }
 
-CompareResult compare_to_baseline(const RunTables& run, std::string_view baseline, double alpha) {
+CompareResult compare_to_baseline(const RunTables& run, std::string_view column, std::string_view baseline,
+                                  double alpha) {
   check_alpha(alpha);
-  // The baseline's rows, by their key with the scorer cell blanked.
-  const auto without_scorer = [](TimingKey key) {
-    key[kScorerIndex].clear();
+  const auto found = std::find(schema::kTimingKey.begin(), schema::kTimingKey.end(), column);
+  if (found == schema::kTimingKey.end() || column == "stage")
+    throw std::invalid_argument("--baseline " + std::string(column) + "=" + std::string(baseline) +
+                                ": not a key column to compare along (e.g. scorer, impl, threads, dtype)");
+  const auto index = static_cast<std::size_t>(found - schema::kTimingKey.begin());
+  // The baseline's rows, by their key with the compared column blanked.
+  const auto without_column = [index](TimingKey key) {
+    key[index].clear();
     return key;
   };
   std::map<TimingKey, const TimingEntry*> base;
-  std::vector<std::string> scorers;
+  std::vector<std::string> values;
   for (const TimingEntry& e : run.timings) {
-    if (e.key[kScorerIndex] == baseline) base.emplace(without_scorer(e.key), &e);
-    if (std::find(scorers.begin(), scorers.end(), e.key[kScorerIndex]) == scorers.end())
-      scorers.push_back(e.key[kScorerIndex]);
+    if (e.key[index] == baseline) base.emplace(without_column(e.key), &e);
+    if (std::find(values.begin(), values.end(), e.key[index]) == values.end()) values.push_back(e.key[index]);
   }
   if (base.empty()) {
     std::string known;
-    for (const std::string& s : scorers) known += (known.empty() ? "" : ", ") + s;
-    throw std::invalid_argument("--baseline " + std::string(baseline) + ": no ok rows for this scorer in " +
-                                run.timing_path.string() + " (scorers: " + (known.empty() ? "none" : known) + ")");
+    for (const std::string& v : values) known += (known.empty() ? "" : ", ") + v;
+    throw std::invalid_argument("--baseline " + std::string(baseline) + ": no ok rows with " + std::string(column) +
+                                " " + std::string(baseline) + " in " + run.timing_path.string() + " (" +
+                                std::string(column) + ": " + (known.empty() ? "none" : known) + ")");
   }
 
   CompareResult result;
-  result.old_label = "scorer " + std::string(baseline) + " in " + run.timing_path.string();
-  result.new_label = "the other scorers";
+  result.old_label = std::string(column) + " " + std::string(baseline) + " in " + run.timing_path.string();
+  result.new_label = "the other " + std::string(column) + " values";
   result.alpha = alpha;
   std::map<TimingKey, bool> base_used;
   for (const TimingEntry& e : run.timings) {
-    if (e.key[kScorerIndex] == baseline) continue;
-    const auto match = base.find(without_scorer(e.key));
+    if (e.key[index] == baseline) continue;
+    const auto match = base.find(without_column(e.key));
     if (match == base.end()) {
       ++result.only_new;
       continue;

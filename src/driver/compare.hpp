@@ -63,10 +63,13 @@ struct CompareResult {
 // Throws std::invalid_argument unless 0 < alpha < 1.
 CompareResult compare_runs(const RunTables& old_run, const RunTables& new_run, double alpha = 0.05);
 
-// Within one run, matches each other scorer's rows with the `baseline` scorer's rows that
-// share every other key column (old = baseline, new = that scorer). Throws
-// std::invalid_argument naming the value when `baseline` has no ok rows in the run.
-CompareResult compare_to_baseline(const RunTables& run, std::string_view baseline, double alpha = 0.05);
+// Within one run, matches the rows whose key `column` (scorer, impl, threads, ...) has
+// another value with the rows where it is `baseline` and every other key column agrees
+// (old = baseline). Example: compare_to_baseline(run, "impl", "onednn") puts torch against
+// onednn. Throws std::invalid_argument naming the value when `baseline` has no ok rows,
+// or the column when it is not a key column.
+CompareResult compare_to_baseline(const RunTables& run, std::string_view column, std::string_view baseline,
+                                  double alpha = 0.05);
 
 // Renders an aligned text table for a terminal: key columns that are the same in every
 // row are printed once above it; then one geomean line per scorer.

@@ -16,5 +16,6 @@ void setup_compare(CLI::App& app, int& exit_code);
 void setup_merge(CLI::App& app, int& exit_code);
 void setup_plot(CLI::App& app, int& exit_code);
 void setup_report(CLI::App& app, int& exit_code);
+void setup_roofline(CLI::App& app, int& exit_code);
 
 }  // namespace attnbench

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   attnbench::setup_merge(app, exit_code);
   attnbench::setup_plot(app, exit_code);
   attnbench::setup_report(app, exit_code);
+  attnbench::setup_roofline(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

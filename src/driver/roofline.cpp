@@ -10,13 +10,25 @@
 
 namespace attnbench {
 
+namespace {
+double intensity_of(const StageCost& cost) {
+  return cost.bytes > 0 ? cost.flops / cost.bytes : std::numeric_limits<double>::infinity();
+}
+}  // namespace
+
 double Roofline::percent(int threads, const StageCost& cost, double ns) const {
   const auto found = by_threads.find(threads);
   if (found == by_threads.end() || ns <= 0) return std::numeric_limits<double>::quiet_NaN();
   const Peak& peak = found->second;
-  const double intensity = cost.bytes > 0 ? cost.flops / cost.bytes : std::numeric_limits<double>::infinity();
-  const double attainable = std::min(peak.gflops, intensity * peak.gbps);
+  const double attainable = std::min(peak.gflops, intensity_of(cost) * peak.gbps);
   return 100.0 * (cost.flops / ns) / attainable;
+}
+
+std::string Roofline::bound(int threads, const StageCost& cost) const {
+  const auto found = by_threads.find(threads);
+  if (found == by_threads.end()) return "";
+  const Peak& peak = found->second;
+  return intensity_of(cost) * peak.gbps < peak.gflops ? "memory" : "compute";
 }
 
 std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json) {
@@ -25,8 +37,12 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
   try {
     const nlohmann::json doc = nlohmann::json::parse(in);
     Roofline roofline;
-    for (const auto& [threads, peak] : doc.at("threads").items())
-      roofline.by_threads[std::stoi(threads)] = {peak.at("f32_gflops").get<double>(), peak.at("gbps").get<double>()};
+    for (const auto& [threads, entry] : doc.at("threads").items()) {
+      Peak peak{entry.at("f32_gflops").get<double>(), entry.at("gbps").get<double>(), std::nullopt};
+      if (entry.contains("bf16_gflops") && !entry["bf16_gflops"].is_null())
+        peak.bf16_gflops = entry["bf16_gflops"].get<double>();
+      roofline.by_threads[std::stoi(threads)] = peak;
+    }
     return roofline;
   } catch (const std::exception& e) {
     throw std::invalid_argument(machine_json.string() + ": not a roofline file (" + e.what() + ")");

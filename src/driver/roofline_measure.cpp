@@ -1,0 +1,266 @@
+#include "driver/roofline_measure.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/problem.hpp"
+#include "driver/run_meta.hpp"
+#include "driver/statistics.hpp"
+#include "driver/value_spec.hpp"
+
+namespace attnbench {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+using Clock = std::chrono::steady_clock;
+
+double ns_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+}
+
+// One warm-up call, one call to size the repetitions, then `repetitions` repetitions of
+// at least `seconds` each; the median nanoseconds per call.
+template <class Call>
+double median_ns_per_call(Call&& call, int repetitions, double seconds) {
+  call();
+  const auto start = Clock::now();
+  call();
+  const double once = std::max(ns_since(start), 1.0);
+  const auto calls = static_cast<long>(std::max(1.0, std::ceil(seconds * 1e9 / once)));
+  std::vector<double> per_call;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    const auto begin = Clock::now();
+    for (long i = 0; i < calls; ++i) call();
+    per_call.push_back(ns_since(begin) / static_cast<double>(calls));
+  }
+  return summarize(per_call).median;
+}
+
+// The effective ISA's name as meta.json spells it (driver/run_meta.cpp).
+std::string effective_isa() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+dnnl::matmul::primitive_desc square_matmul(OneDnnContext& ctx, dt src_type, std::int64_t n) {
+  const dnnl::memory::desc src({n, n}, src_type, tag::ab);
+  const dnnl::memory::desc weights({n, n}, src_type, tag::any);
+  const dnnl::memory::desc dst({n, n}, dt::f32, tag::ab);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), ctx.engine());
+}
+
+// The size of the highest-level CPU cache in bytes, 0 when unknown.
+std::size_t last_level_cache_bytes() {
+  namespace fs = std::filesystem;
+  int best_level = 0;
+  std::size_t best = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", error)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    int level = 0;
+    std::string size;
+    std::ifstream(entry.path() / "level") >> level;
+    std::ifstream(entry.path() / "size") >> size;
+    if (size.empty() || level < best_level) continue;
+    std::size_t unit = 1;
+    if (size.back() == 'K') unit = 1024;
+    if (size.back() == 'M') unit = 1024 * 1024;
+    try {
+      best = std::stoull(size) * unit;
+      best_level = level;
+    } catch (const std::exception&) {
+    }
+  }
+  if (best == 0) {
+    const long conf = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (conf > 0) best = static_cast<std::size_t>(conf);
+  }
+  return best;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+}  // namespace
+
+std::size_t default_stream_elements() {
+  const std::size_t llc = last_level_cache_bytes();
+  std::size_t elements = std::max<std::size_t>(4 * (llc ? llc : 32u << 20) / sizeof(float), std::size_t{16} << 20);
+  const std::uint64_t available = available_memory_bytes();
+  if (available > 0) elements = std::min<std::size_t>(elements, available / 8 / (3 * sizeof(float)));
+  return std::max<std::size_t>(elements, 1024);
+}
+
+std::optional<std::string> bf16_unavailable_reason(OneDnnContext& ctx) {
+  try {
+    square_matmul(ctx, dt::bf16, 64);
+    return std::nullopt;
+  } catch (const dnnl::error& e) {
+    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa() + " (" + e.what() + ")";
+  }
+}
+
+MatmulPeak measure_matmul_peak(OneDnnContext& ctx, dt src_type, const std::vector<std::int64_t>& sizes,
+                               int repetitions, double seconds) {
+  MatmulPeak best;
+  for (const std::int64_t n : sizes) {
+    const dnnl::matmul::primitive_desc pd = square_matmul(ctx, src_type, n);
+    const dnnl::matmul primitive(pd);
+    // Values in [-1, 1) from a small LCG: no zeros, no denormals.
+    std::vector<float> values(static_cast<std::size_t>(n * n));
+    std::uint32_t state = 12345;
+    for (float& v : values) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.f;
+    }
+    const dnnl::memory given = wrap(ctx, {n, n}, values.data());
+    dnnl::memory src = reorder_into(ctx, given, pd.src_desc());
+    dnnl::memory weights = reorder_into(ctx, given, pd.weights_desc());
+    dnnl::memory dst(pd.dst_desc(), ctx.engine());
+    const ExecArgs args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+    const double ns = median_ns_per_call(
+        [&] {
+          primitive.execute(ctx.stream(), args);
+          ctx.stream().wait();
+        },
+        repetitions, seconds);
+    const double gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / ns;
+    if (gflops > best.gflops) best = {gflops, n, pd.impl_info_str()};
+  }
+  return best;
+}
+
+double measure_stream_gbps(int threads, std::size_t elements, int repetitions, double seconds) {
+  const auto n = static_cast<std::int64_t>(elements);
+  const auto a = std::make_unique_for_overwrite<float[]>(elements);
+  const auto b = std::make_unique_for_overwrite<float[]>(elements);
+  const auto c = std::make_unique_for_overwrite<float[]>(elements);
+  float* const pa = a.get();
+  const float* const pb = b.get();
+  const float* const pc = c.get();
+  // First touch by the threads that stream them, with the same static schedule.
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    a[i] = 0.f;
+    b[i] = 1.f;
+    c[i] = 2.f;
+  }
+  const float s = 3.f;
+  const double ns = median_ns_per_call(
+      [&] {
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
+      },
+      repetitions, seconds);
+  if (pa[0] != 7.f || pa[n - 1] != 7.f) throw std::runtime_error("stream triad: wrong result");
+  return 3.0 * sizeof(float) * static_cast<double>(elements) / ns;
+}
+
+ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
+  OneDnnContext ctx(threads);
+  ThreadPeaks peaks;
+  peaks.threads = threads;
+  peaks.f32 = measure_matmul_peak(ctx, dt::f32, settings.matmul_sizes, settings.repetitions, settings.seconds);
+  if (const auto reason = bf16_unavailable_reason(ctx))
+    peaks.bf16_reason = *reason;
+  else
+    peaks.bf16 = measure_matmul_peak(ctx, dt::bf16, settings.matmul_sizes, settings.repetitions, settings.seconds);
+  peaks.stream_elements = settings.stream_elements ? settings.stream_elements : default_stream_elements();
+  peaks.gbps = measure_stream_gbps(threads, peaks.stream_elements, settings.repetitions, settings.seconds);
+  return peaks;
+}
+
+nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const RooflineSettings& settings,
+                             const std::string& command) {
+  const nlohmann::json machine = build_and_machine();
+  nlohmann::json doc;
+  doc["threads"] = nlohmann::json::object();
+  nlohmann::json impl = {{"f32", nullptr}, {"bf16", nullptr}};
+  nlohmann::json bf16_reason = nullptr;
+  std::size_t stream_elements = settings.stream_elements;
+  for (const ThreadPeaks& p : peaks) {
+    doc["threads"][std::to_string(p.threads)] = {
+        {"f32_gflops", p.f32.gflops},
+        {"bf16_gflops", p.bf16 ? nlohmann::json(p.bf16->gflops) : nlohmann::json(nullptr)},
+        {"gbps", p.gbps}};
+    if (impl["f32"].is_null()) impl["f32"] = p.f32.impl;
+    if (p.bf16 && impl["bf16"].is_null()) impl["bf16"] = p.bf16->impl;
+    if (!p.bf16 && bf16_reason.is_null()) bf16_reason = p.bf16_reason;
+    stream_elements = p.stream_elements;
+  }
+  doc["cpu_model"] = machine["cpu_model"];
+  doc["cores"] = machine["cores"];
+  doc["host"] = machine["host"];
+  doc["onednn_version"] = machine["onednn_version"];
+  doc["onednn_isa"] = machine["onednn_isa"];
+  doc["matmul_impl"] = impl;
+  doc["bf16_reason"] = bf16_reason;
+  doc["method"] = {{"matmul_sizes", settings.matmul_sizes},
+                   {"stream_elements", stream_elements},
+                   {"repetitions", settings.repetitions},
+                   {"seconds_per_repetition", settings.seconds}};
+  doc["measured_utc"] = utc_now();
+  doc["command"] = command;
+  return doc;
+}
+
+std::string roofline_table(const std::vector<ThreadPeaks>& peaks) {
+  std::ostringstream out;
+  char line[160];
+  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %14s\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
+                "triad GB/s", "ridge flop/B");
+  out << line;
+  for (const ThreadPeaks& p : peaks) {
+    const std::string f32 = fixed(p.f32.gflops, 1) + " (n=" + std::to_string(p.f32.size) + ")";
+    const std::string bf16 = p.bf16 ? fixed(p.bf16->gflops, 1) + " (n=" + std::to_string(p.bf16->size) + ")" : "n/a";
+    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %14s\n", p.threads, f32.c_str(), bf16.c_str(),
+                  fixed(p.gbps, 1).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+std::vector<int> parse_roofline_threads(std::string_view text) {
+  const auto fail = [&](const std::string& reason) {
+    return std::invalid_argument("--threads: bad value '" + std::string(text) + "': " + reason);
+  };
+  std::vector<std::int64_t> values;
+  try {
+    values = parse_int_spec(text, ',');
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
+  }
+  std::vector<int> threads;
+  for (const std::int64_t v : values) {
+    if (v < 1 || v > 1024) throw fail("a thread count must be 1 to 1024");
+    threads.push_back(static_cast<int>(v));
+  }
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  return threads;
+}
+
+}  // namespace attnbench

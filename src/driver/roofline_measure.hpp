@@ -1,0 +1,76 @@
+// Measuring the machine's roofline (`attnbench roofline`): peak f32 and bf16 GFLOP/s of a
+// oneDNN matmul and streaming GB/s of an OpenMP triad, per thread count; the JSON that
+// load_roofline reads (format in driver/roofline.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/onednn_context.hpp"
+
+namespace attnbench {
+
+struct RooflineSettings {
+  std::vector<std::int64_t> matmul_sizes{1024, 1536, 2048};  // square M = N = K tried; the best counts
+  std::size_t stream_elements = 0;                           // floats per triad array; 0: default_stream_elements()
+  int repetitions = 5;                                       // timed repetitions; their median counts
+  double seconds = 0.2;                                      // each repetition runs at least this long
+};
+
+// The best median of one data type over the sizes tried.
+struct MatmulPeak {
+  double gflops = 0;
+  std::int64_t size = 0;  // the M = N = K that reached it
+  std::string impl;       // oneDNN's implementation, e.g. "brg:avx512_core"
+};
+
+struct ThreadPeaks {
+  int threads = 1;
+  MatmulPeak f32;
+  std::optional<MatmulPeak> bf16;  // unset: see bf16_reason
+  std::string bf16_reason;         // why bf16 was not measured; empty when it was
+  double gbps = 0;
+  std::size_t stream_elements = 0;
+};
+
+// Floats per triad array: 4x the last-level cache (sysfs), at least 16 Mi, and the three
+// arrays together at most 1/8 of available memory.
+std::size_t default_stream_elements();
+
+// Why oneDNN cannot run a bf16 x bf16 -> f32 matmul on this engine ("oneDNN 2.6.3 has no
+// bf16 matmul for ISA avx2"), or nullopt when it can.
+std::optional<std::string> bf16_unavailable_reason(OneDnnContext& ctx);
+
+// Times a square matmul src (n x n, `src_type`) x weights (n x n, `src_type`, oneDNN's
+// preferred layout) -> dst (n x n, f32) at each size: one warm-up call, then `repetitions`
+// repetitions of >= `seconds` each; returns the size with the best median GFLOP/s (2n^3 flops).
+// Throws dnnl::error when oneDNN has no such matmul.
+MatmulPeak measure_matmul_peak(OneDnnContext& ctx, dnnl::memory::data_type src_type,
+                               const std::vector<std::int64_t>& sizes, int repetitions, double seconds);
+
+// Median GB/s of a[i] = b[i] + s c[i] over `elements` floats per array on `threads` OpenMP
+// threads (arrays first touched by the same threads), counting 3 x 4 bytes per element.
+double measure_stream_gbps(int threads, std::size_t elements, int repetitions, double seconds);
+
+// Every figure at one thread count, on a OneDnnContext with that many threads.
+ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings);
+
+// The machine.json document for these measurements; `command` is recorded as given.
+nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const RooflineSettings& settings,
+                             const std::string& command);
+
+// A small text table of the figures, one row per thread count.
+std::string roofline_table(const std::vector<ThreadPeaks>& peaks);
+
+// Parses --threads: a list or range spec ("1,2", "1:4") of counts >= 1, sorted, duplicates
+// dropped. Throws std::invalid_argument "--threads: bad value 'x': reason".
+std::vector<int> parse_roofline_threads(std::string_view text);
+
+}  // namespace attnbench

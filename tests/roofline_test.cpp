@@ -1,0 +1,211 @@
+// The roofline: percent and bound on hand-made peaks, machine.json loading, and a tiny-shape
+// run of the measuring functions round-tripped through load_roofline (no speed is asserted).
+#include "driver/roofline.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "driver/roofline_measure.hpp"
+#include "driver/run_folder.hpp"
+
+namespace attnbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 100 GFLOP/s and 10 GB/s at 1 thread: the ridge point is at 10 flop/byte.
+Roofline hand_made() {
+  Roofline r;
+  r.by_threads[1] = Peak{100.0, 10.0, std::nullopt};
+  r.by_threads[2] = Peak{200.0, 16.0, 400.0};
+  return r;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("attnbench_roofline_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  fs::path dir_;
+};
+
+TEST(Roofline, PercentAboveTheRidgeIsAgainstThePeakFlops) {
+  const Roofline r = hand_made();
+  const StageCost cost{1000.0, 10.0};  // 100 flop/byte > 10: compute bound, roof 100 GFLOP/s
+  EXPECT_DOUBLE_EQ(r.percent(1, cost, 20.0), 50.0);   // 1000 flops in 20 ns = 50 GFLOP/s
+  EXPECT_DOUBLE_EQ(r.percent(1, cost, 10.0), 100.0);  // exactly at the roof
+}
+
+TEST(Roofline, PercentBelowTheRidgeIsAgainstTheBandwidthRoof) {
+  const Roofline r = hand_made();
+  const StageCost cost{1000.0, 1000.0};  // 1 flop/byte < 10: roof 1 x 10 GB/s = 10 GFLOP/s
+  EXPECT_DOUBLE_EQ(r.percent(1, cost, 200.0), 50.0);  // 5 GFLOP/s
+}
+
+TEST(Roofline, PercentIsNanForAnUnmeasuredThreadCountOrNoTime) {
+  const Roofline r = hand_made();
+  EXPECT_TRUE(std::isnan(r.percent(3, StageCost{1000.0, 10.0}, 20.0)));
+  EXPECT_TRUE(std::isnan(r.percent(1, StageCost{1000.0, 10.0}, 0.0)));
+}
+
+TEST(Roofline, BoundIsMemoryLeftOfTheRidgeAndComputeRightOfIt) {
+  const Roofline r = hand_made();
+  EXPECT_EQ(r.bound(1, StageCost{1000.0, 1000.0}), "memory");   // 1 flop/byte
+  EXPECT_EQ(r.bound(1, StageCost{999.0, 100.0}), "memory");     // 9.99, just left of 10
+  EXPECT_EQ(r.bound(1, StageCost{1000.0, 100.0}), "compute");   // at the ridge: both roofs meet
+  EXPECT_EQ(r.bound(1, StageCost{1000.0, 10.0}), "compute");    // 100 flop/byte
+  EXPECT_EQ(r.bound(1, StageCost{1000.0, 0.0}), "compute");     // no traffic at all
+  // At 2 threads the ridge moves to 200 / 16 = 12.5 flop/byte.
+  EXPECT_EQ(r.bound(2, StageCost{1100.0, 100.0}), "memory");
+  EXPECT_EQ(r.bound(2, StageCost{1300.0, 100.0}), "compute");
+  EXPECT_EQ(r.bound(3, StageCost{1000.0, 10.0}), "");  // not measured
+}
+
+using LoadRoofline = TempDir;
+
+TEST_F(LoadRoofline, ReadsPeaksWithAndWithoutBf16) {
+  const fs::path file = write("machine.json", R"({
+    "threads": {"1": {"f32_gflops": 80.5, "bf16_gflops": 160.25, "gbps": 20.5},
+                "2": {"f32_gflops": 150, "bf16_gflops": null, "gbps": 30},
+                "4": {"f32_gflops": 290, "gbps": 31}},
+    "cpu_model": "test", "onednn_isa": "avx2", "measured_utc": "2026-11-30T00:00:00Z", "command": "x"})");
+  const std::optional<Roofline> r = load_roofline(file);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->by_threads.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->by_threads.at(1).gflops, 80.5);
+  EXPECT_DOUBLE_EQ(r->by_threads.at(1).gbps, 20.5);
+  ASSERT_TRUE(r->by_threads.at(1).bf16_gflops.has_value());
+  EXPECT_DOUBLE_EQ(*r->by_threads.at(1).bf16_gflops, 160.25);
+  EXPECT_FALSE(r->by_threads.at(2).bf16_gflops.has_value());
+  EXPECT_FALSE(r->by_threads.at(4).bf16_gflops.has_value());
+  EXPECT_DOUBLE_EQ(r->by_threads.at(4).gflops, 290.0);
+}
+
+TEST_F(LoadRoofline, ReadsTheOriginalFormatWithoutProvenance) {
+  const fs::path file = write("old.json", R"({"threads": {"1": {"f32_gflops": 10, "gbps": 5}}})");
+  const std::optional<Roofline> r = load_roofline(file);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(r->by_threads.at(1).gflops, 10.0);
+  EXPECT_EQ(r->bound(1, StageCost{1.0, 1.0}), "memory");
+}
+
+TEST_F(LoadRoofline, MissingFileIsNullopt) {
+  EXPECT_FALSE(load_roofline(dir_ / "absent.json").has_value());
+}
+
+TEST_F(LoadRoofline, GarbageThrowsNamingTheFile) {
+  for (const std::string& text : {std::string("not json at all"), std::string(R"({"threads": {"1": {"gbps": 5}}})"),
+                                  std::string(R"({"cpu_model": "no threads"})"),
+                                  std::string(R"({"threads": {"1": {"f32_gflops": "fast", "gbps": 5}}})")}) {
+    const fs::path file = write("bad.json", text);
+    try {
+      load_roofline(file);
+      ADD_FAILURE() << "no exception for " << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RooflineThreads, ParsesListsAndRangesSortedWithoutDuplicates) {
+  EXPECT_EQ(parse_roofline_threads("2,1,2"), (std::vector<int>{1, 2}));
+  EXPECT_EQ(parse_roofline_threads("1:3"), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(parse_roofline_threads("1:8:*2"), (std::vector<int>{1, 2, 4, 8}));
+}
+
+TEST(RooflineThreads, BadValuesNameTheFlagAndTheValue) {
+  for (const std::string bad : {"0", "-1", "x", "", "1,,2", "2:1", "5000"}) {
+    try {
+      parse_roofline_threads(bad);
+      ADD_FAILURE() << "no exception for '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--threads: bad value '" + bad + "'", 0), 0u) << e.what();
+    }
+  }
+}
+
+bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+
+TEST(RooflineMeasure, TinyMatmulsGivePositiveFiniteFigures) {
+  OneDnnContext ctx(1);
+  const MatmulPeak f32 = measure_matmul_peak(ctx, dnnl::memory::data_type::f32, {32, 48}, 2, 0.001);
+  EXPECT_TRUE(positive_finite(f32.gflops)) << f32.gflops;
+  EXPECT_TRUE(f32.size == 32 || f32.size == 48) << f32.size;
+  EXPECT_FALSE(f32.impl.empty());
+  if (const auto reason = bf16_unavailable_reason(ctx)) {
+    EXPECT_NE(reason->find("bf16"), std::string::npos) << *reason;
+  } else {
+    const MatmulPeak bf16 = measure_matmul_peak(ctx, dnnl::memory::data_type::bf16, {32}, 2, 0.001);
+    EXPECT_TRUE(positive_finite(bf16.gflops)) << bf16.gflops;
+    EXPECT_EQ(bf16.size, 32);
+  }
+}
+
+TEST(RooflineMeasure, TinyTriadGivesPositiveFiniteBandwidth) {
+  for (const int threads : {1, 2}) {
+    const double gbps = measure_stream_gbps(threads, 1 << 14, 2, 0.001);
+    EXPECT_TRUE(positive_finite(gbps)) << threads << " threads: " << gbps;
+  }
+}
+
+TEST(RooflineMeasure, DefaultTriadArraysExceedTheLastLevelCache) {
+  EXPECT_GE(default_stream_elements(), std::size_t{16} << 20);
+}
+
+using RooflineRoundTrip = TempDir;
+
+TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
+  RooflineSettings settings;
+  settings.matmul_sizes = {32};
+  settings.stream_elements = 1 << 14;
+  settings.repetitions = 2;
+  settings.seconds = 0.001;
+  std::vector<ThreadPeaks> peaks;
+  for (const int threads : {1, 2}) peaks.push_back(measure_peaks(threads, settings));
+
+  const nlohmann::json doc = roofline_json(peaks, settings, "attnbench roofline --threads 1,2");
+  EXPECT_EQ(doc["command"], "attnbench roofline --threads 1,2");
+  for (const char* key : {"cpu_model", "onednn_isa", "measured_utc"}) EXPECT_TRUE(doc[key].is_string()) << key;
+  EXPECT_EQ(doc["bf16_reason"].is_null(), peaks[0].bf16.has_value());
+
+  const fs::path file = dir_ / "machine.json";
+  write_file_atomically(file, doc.dump(2) + "\n");
+  EXPECT_FALSE(fs::exists(dir_ / "machine.json.tmp"));
+  const std::optional<Roofline> r = load_roofline(file);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->by_threads.size(), 2u);
+  for (const ThreadPeaks& p : peaks) {
+    const Peak& loaded = r->by_threads.at(p.threads);
+    EXPECT_TRUE(positive_finite(p.f32.gflops));
+    EXPECT_TRUE(positive_finite(p.gbps));
+    EXPECT_EQ(loaded.gflops, p.f32.gflops);
+    EXPECT_EQ(loaded.gbps, p.gbps);
+    ASSERT_EQ(loaded.bf16_gflops.has_value(), p.bf16.has_value());
+    if (p.bf16) {
+      EXPECT_TRUE(positive_finite(p.bf16->gflops));
+      EXPECT_EQ(*loaded.bf16_gflops, p.bf16->gflops);
+    } else {
+      EXPECT_FALSE(p.bf16_reason.empty());
+    }
+  }
+  const std::string table = roofline_table(peaks);
+  EXPECT_NE(table.find("f32 GFLOP/s"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace attnbench

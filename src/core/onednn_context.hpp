@@ -39,4 +39,7 @@ dnnl::memory reorder_into(OneDnnContext& ctx, const dnnl::memory& from, const dn
 // oneDNN's version, e.g. "2.6.3".
 std::string onednn_version();
 
+// The instruction set oneDNN dispatches to here, e.g. "avx512_core_bf16".
+std::string effective_isa_name();
+
 }  // namespace attnbench

@@ -47,21 +47,6 @@ double median_ns_per_call(Call&& call, int repetitions, double seconds) {
   return summarize(per_call).median;
 }
 
-// The effective ISA's name as meta.json spells it (driver/run_meta.cpp).
-std::string effective_isa() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
-  }
-}
-
 dnnl::matmul::primitive_desc square_matmul(OneDnnContext& ctx, dt src_type, std::int64_t n) {
   const dnnl::memory::desc src({n, n}, src_type, tag::ab);
   const dnnl::memory::desc weights({n, n}, src_type, tag::any);
@@ -119,7 +104,7 @@ std::optional<std::string> bf16_unavailable_reason(OneDnnContext& ctx) {
     square_matmul(ctx, dt::bf16, 64);
     return std::nullopt;
   } catch (const dnnl::error& e) {
-    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa() + " (" + e.what() + ")";
+    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name() + " (" + e.what() + ")";
   }
 }
 

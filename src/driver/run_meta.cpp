@@ -50,20 +50,6 @@ std::string git_commit() {
   return commit;
 }
 
-std::string isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
-  }
-}
-
 }  // namespace
 
 std::string utc_now() {
@@ -89,7 +75,7 @@ nlohmann::json build_and_machine() {
                                 : cpu.scaling == benchmark::CPUInfo::DISABLED ? "disabled"
                                                                               : "unknown"},
       {"onednn_version", onednn_version()},
-      {"onednn_isa", isa_name(dnnl::get_effective_cpu_isa())},
+      {"onednn_isa", effective_isa_name()},
       {"openmp", "GNU libgomp, OpenMP " + std::to_string(_OPENMP)},
       {"compiler", ATTNBENCH_COMPILER},
       {"compiler_flags", ATTNBENCH_COMPILER_FLAGS},

@@ -347,6 +347,21 @@ for _steps in (0, 3):
 
 
 # Errors: exit 2, one stderr line naming the flag and the bad value, nothing on stdout.
+@case("probe --steps 4 --tensors weights prints only the T x L weights")
+def _():
+    r = run_ok_stdout("probe", "--steps", 4, "--src-len", 6, "--batch", 2, "--tensors", "weights")
+    lines = r.stdout.splitlines()
+    if lines[0] != "tensor,t,b,i,value":
+        r.fail(f"header {lines[0]!r}")
+    rows = [line.split(",") for line in lines[1:]]
+    if {row[0] for row in rows} != {"weights"} or len(rows) != 4 * 2 * 6:
+        r.fail(f"expected 48 weights rows only, got {len(rows)} rows of {sorted({row[0] for row in rows})}")
+    for t in range(1, 5):
+        total = sum(float(row[4]) for row in rows if row[1] == str(t) and row[2] == "0")
+        if abs(total - 1) > 1e-6:
+            r.fail(f"step {t} weights of example 0 sum to {total}")
+
+
 # Each entry: (case name, args, list of regexes stderr must match).
 ERRORS = [
     ("unknown scorer", ["probe", "--scorer", "luong"],
@@ -368,6 +383,7 @@ ERRORS = [
      [r"--vocab", r"memory", r"GiB"]),
     ("--steps -1", ["probe", "--steps", "-1"], [r"--steps", r"-1\b"]),
     ("--threads 0", ["probe", "--threads", "0"], [r"--threads", r"\b0\b"]),
+    ("--tensors logits without --steps", ["probe", "--tensors", "logits"], [r"--tensors", r"\blogits\b", r"weights"]),
     ("unknown flag on probe", ["probe", "--bogus-flag", "1"], [r"--bogus-flag"]),
     ("unknown flag on list", ["list", "--bogus-flag"], [r"--bogus-flag"]),
     ("unknown flag before the subcommand", ["--bogus-flag", "list"], [r"--bogus-flag"]),

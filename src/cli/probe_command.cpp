@@ -22,6 +22,7 @@ struct ProbeOptions {
   ProblemFlags flags;
   std::string lengths;
   std::int64_t steps = 0;
+  std::string tensors;  // comma list; empty: all
 };
 
 // Parses "--lengths 10,7,4": one valid length per example, each in 1..src_len.
@@ -51,7 +52,24 @@ std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& 
 
 // One attention step on random H and s, drawn as the lesson does:
 // H = randn(B, L, E), s = randn(B, D), then the scorer's parameters.
-std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& lengths) {
+// The tensors named by --tensors ("weights,scores"), checked against what the mode prints.
+std::set<std::string> wanted_tensors(const std::string& text, const std::set<std::string>& known) {
+  std::set<std::string> wanted;
+  std::stringstream in(text);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    if (!known.contains(name)) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("--tensors: unknown tensor '" + name + "'; this mode prints " + names);
+    }
+    wanted.insert(name);
+  }
+  return wanted;
+}
+
+std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& lengths,
+                           const std::set<std::string>& wanted) {
   ParamSource source(p.init, p.seed);
   const std::vector<float> H = make_randn(source, p.batch * p.src_len * p.enc_dim);
   const std::vector<float> s = make_randn(source, p.batch * p.dec_dim);
@@ -61,7 +79,7 @@ std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& le
   OneDnnContext ctx(p.threads);
   const AttentionStep step = run_attention_step(ctx, *scorer, shape, H, s, lengths);
 
-  CsvTable table({"tensor", "b", "i", "value"});
+  CsvTable table({"tensor", "b", "i", "value"}, wanted);
   add_matrix(table, "scores", std::nullopt, ref::to_double(step.scores), p.batch);
   add_matrix(table, "weights", std::nullopt, ref::to_double(step.weights), p.batch);
   add_matrix(table, "context", std::nullopt, ref::to_double(step.context), p.batch);
@@ -69,14 +87,14 @@ std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& le
 }
 
 // The whole harness for T = --steps decode steps, every tensor of every step.
-std::string probe_decode(Problem p, const std::vector<std::int64_t>& lengths) {
+std::string probe_decode(Problem p, const std::vector<std::int64_t>& lengths, const std::set<std::string>& wanted) {
   Model model = make_model(p, find_scorer(p.scorer).make);
   model.lengths = lengths;
   OneDnnContext ctx(p.threads);
   Harness harness(ctx, model);
   const DecodeTrace trace = harness.run_traced();
 
-  CsvTable table({"tensor", "t", "b", "i", "value"});
+  CsvTable table({"tensor", "t", "b", "i", "value"}, wanted);
   add_matrix(table, "annotations", "", trace.annotations, p.batch);
   add_matrix(table, "state", "0", trace.initial_state, p.batch);
   for (std::size_t t = 0; t < trace.steps.size(); ++t) {
@@ -99,7 +117,11 @@ int run_probe(const ProbeOptions& options) {
     validate(p);
   }
   const std::vector<std::int64_t> lengths = parse_lengths(options.lengths, p);
-  const std::string csv = options.steps > 0 ? probe_decode(p, lengths) : probe_one_step(p, lengths);
+  const std::string csv =
+      options.steps > 0
+          ? probe_decode(p, lengths,
+                         wanted_tensors(options.tensors, {"annotations", "state", "scores", "weights", "context", "logits"}))
+          : probe_one_step(p, lengths, wanted_tensors(options.tensors, {"scores", "weights", "context"}));
   std::fputs(csv.c_str(), stdout);
   return 0;
 }
@@ -118,6 +140,8 @@ void setup_probe(CLI::App& app, int& exit_code) {
   sub->add_option("--lengths", options->lengths, "Comma list of valid source lengths, one per example (e.g. 10,7)");
   sub->add_option("--steps", options->steps, "Run the whole harness for this many decode steps (0: one attention step)")
       ->capture_default_str();
+  sub->add_option("--tensors", options->tensors,
+                  "Print only these tensors (comma list), e.g. `--steps 20 --tensors weights` for the T x L weights");
   sub->callback([options, &exit_code] { exit_code = run_probe(*options); });
 }
 

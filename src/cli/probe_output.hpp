@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,15 @@ inline std::string format_value(double x) {
   return text;
 }
 
+// A CSV text of tensor rows; only the tensors named in `wanted` (all when empty) are kept.
 class CsvTable {
  public:
-  explicit CsvTable(const std::vector<std::string>& header) { add_row(header); }
+  explicit CsvTable(const std::vector<std::string>& header, std::set<std::string> wanted = {})
+      : wanted_(std::move(wanted)) {
+    add_row(header);
+  }
+
+  bool wants(const std::string& tensor) const { return wanted_.empty() || wanted_.contains(tensor); }
 
   void add_row(const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) text_ += (i ? "," : "") + cells[i];
@@ -27,6 +34,7 @@ class CsvTable {
   const std::string& str() const { return text_; }
 
  private:
+  std::set<std::string> wanted_;
   std::string text_;
 };
 
@@ -34,6 +42,7 @@ class CsvTable {
 // step column when given.
 inline void add_matrix(CsvTable& table, const std::string& tensor, const std::optional<std::string>& t,
                        const std::vector<double>& values, std::int64_t batch) {
+  if (!table.wants(tensor)) return;
   const std::size_t per_example = values.size() / static_cast<std::size_t>(batch);
   for (std::size_t k = 0; k < values.size(); ++k) {
     std::vector<std::string> row{tensor};

@@ -1,9 +1,11 @@
 #include "driver/result_rows.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "driver/cost_model.hpp"
 #include "driver/csv_io.hpp"
+#include "driver/grid.hpp"
 #include "driver/schema.hpp"
 #include "driver/statistics.hpp"
 
@@ -15,35 +17,35 @@ std::string number(double x) {
   return text;
 }
 
-std::vector<std::string> timing_key(const Problem& p, std::string_view stage, std::string_view impl) {
-  return {p.scorer,
-          std::string(impl),
-          to_string(p.dtype),
-          std::to_string(p.threads),
-          std::to_string(p.batch),
-          std::to_string(p.src_len),
-          std::to_string(p.tgt_len),
-          std::to_string(p.emb_dim),
-          std::to_string(p.enc_dim),
-          std::to_string(p.dec_dim),
-          std::to_string(p.attn_dim),
-          std::to_string(p.vocab),
-          std::string(stage)};
+namespace {
+
+// The cells of `columns` for p: Problem fields as the grid prints them; `impl` and
+// `stage` are not Problem fields and come from the caller.
+template <std::size_t N>
+std::vector<std::string> key_cells(const std::array<std::string_view, N>& columns, const Problem& p,
+                                   std::string_view stage, std::string_view impl) {
+  const auto fields = field_values(p);
+  std::vector<std::string> cells;
+  for (std::string_view column : columns) {
+    if (column == "impl") {
+      cells.emplace_back(impl);
+    } else if (column == "stage") {
+      cells.emplace_back(stage);
+    } else {
+      const auto found = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == column; });
+      cells.push_back(found->second);
+    }
+  }
+  return cells;
 }
 
-std::vector<std::string> entropy_key(const Problem& p) {
-  return {p.scorer,
-          to_string(p.dtype),
-          std::to_string(p.batch),
-          std::to_string(p.src_len),
-          std::to_string(p.tgt_len),
-          std::to_string(p.enc_dim),
-          std::to_string(p.dec_dim),
-          std::to_string(p.attn_dim),
-          to_string(p.init),
-          std::to_string(p.seed),
-          std::to_string(p.len_min)};
+}  // namespace
+
+std::vector<std::string> timing_key(const Problem& p, std::string_view stage, std::string_view impl) {
+  return key_cells(schema::kTimingKey, p, stage, impl);
 }
+
+std::vector<std::string> entropy_key(const Problem& p) { return key_cells(schema::kEntropyKey, p, "", ""); }
 
 namespace {
 

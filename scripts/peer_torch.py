@@ -4,6 +4,7 @@
     scripts/peer_torch.py --grid-from results/default/RUN --out results/torch/RUN
     scripts/peer_torch.py --scorer additive,dot --src-len 10,50 --threads 1,2 --out DIR
     build/attnbench compare results/default/RUN results/torch/RUN
+    scripts/peer_torch.py --serve    # what `attnbench run --peer torch` starts: one point per stdin line
 
 The model is scripts/torch_twin.py's `EncoderDecoder` (PyTorch's own init, seeded with the
 point's seed), run under `torch.no_grad()` with `torch.set_num_threads(threads)` and the
@@ -18,7 +19,17 @@ attnbench's cost model (src/driver/cost_model.cpp), ported below.
 
 Only f32 is measured (other dtypes get `skipped` rows); --init is accepted for the point's
 key but the peer always draws PyTorch's init (with --init torch the parameters are the ones
-attnbench uses, value for value; with fast they differ, the shapes do not).
+attnbench uses, value for value; with fast they differ, the shapes do not). --impl is not a
+peer field: the peer's rows have impl=torch.
+
+--serve speaks the protocol of `attnbench run --peer torch` (src/driver/peer_torch.hpp): once
+torch is imported it writes one JSON line {"peer": "torch", "torch_version": ..., "python_version":
+..., "blas": [paths], "warning": text or null}, then answers each request line {"point": {field:
+text}, "scorers": [...], "stages": [...], "repetitions": N, "min_time": S, "skip": STATUS or null}
+with one line {"timing": [[cells]], "samples": [[cells]]} (rows in the column order of
+TIMING_KEY + TIMING_VALUES and TIMING_KEY + SAMPLE_VALUES; with "skip", skipped rows with that
+status) or {"error": "one line"}; it ends at end of input. It writes no files: attnbench appends
+the rows.
 """
 from __future__ import annotations
 
@@ -30,12 +41,13 @@ import itertools
 import json
 import math
 import os
+import platform
 import random
 import signal
 import sys
 import time
 from dataclasses import dataclass, fields
-from typing import Callable, Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 
@@ -46,7 +58,7 @@ import torch_twin as twin  # noqa: E402  (the model, its scorers and attend())
 TIMING_KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim",
               "dec_dim", "attn_dim", "vocab", "stage"]
 TIMING_VALUES = ["repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv", "min_ns", "max_ns",
-                 "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "status", "repro"]
+                 "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status", "repro"]
 SAMPLE_VALUES = ["repetition", "iterations", "ns"]
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
 SEQUENCE_STAGES = ("keys", "encoder", "decode")  # ns_per_step = median_ns / tgt_len
@@ -115,6 +127,15 @@ def as_int(field: str, text: str) -> int:
         return int(text)
     except ValueError:
         raise InputError(f"{flag(field)}: bad value '{text}': not a whole number") from None
+
+
+def stage_list(text: str) -> List[str]:
+    """The stages of a comma list, in STAGES order (as `attnbench run --stages` takes them)."""
+    names = text.split(",")
+    for name in names:
+        if name not in STAGES:
+            raise InputError(f"--stages: unknown stage '{name}'; known: {', '.join(STAGES)}")
+    return [stage for stage in STAGES if stage in names]
 
 
 def scorer_list(text: str) -> List[str]:
@@ -362,12 +383,13 @@ class Sample(NamedTuple):
     ns: float  # real time of one iteration
 
 
-def measure_point(p: Point, scorers: List[str], repetitions: int, min_time: float) -> Dict[tuple, List[Sample]]:
+def measure_point(p: Point, scorers: List[str], repetitions: int, min_time: float,
+                  stages: List[str] = STAGES) -> Dict[tuple, List[Sample]]:
     """Every scorer x stage x repetition of one point, in a seeded random order: {(scorer, stage): samples}."""
     torch.set_num_threads(p.threads)
     with torch.no_grad():
         rigs = {scorer: make_rig(p, scorer) for scorer in scorers}
-        jobs = [(scorer, stage) for scorer in scorers for stage in STAGES]
+        jobs = [(scorer, stage) for scorer in scorers for stage in stages]
         order = [(job, n) for job in jobs for n in range(repetitions)]
         random.Random(p.seed).shuffle(order)
         works = {job: stage_work(rigs[job[0]], job[1]) for job in jobs}
@@ -408,24 +430,48 @@ def summarize(ns: List[float]):
     return median, mean, stddev, cv, xs[0], xs[-1]
 
 
-def repro(p: Point, scorer: str, repetitions: int, min_time: float) -> str:
-    return f"scripts/peer_torch.py {p.flags(scorer)} --repetitions {repetitions} --min-time {number(min_time)}"
+def repro(p: Point, scorer: str, repetitions: int, min_time: float, stages: List[str] = STAGES) -> str:
+    only = "" if list(stages) == STAGES else f" --stages {','.join(stages)}"
+    return (f"scripts/peer_torch.py {p.flags(scorer)}{only} --repetitions {repetitions} "
+            f"--min-time {number(min_time)}")
 
 
-def timing_row(p: Point, scorer: str, stage: str, samples: List[Sample], command: str) -> str:
+def timing_cells(p: Point, scorer: str, stage: str, samples: List[Sample], command: str) -> List[str]:
     median, mean, stddev, cv, lo, hi = summarize([s.ns for s in samples])
     cost = stage_cost(p, scorer, stage)
     per_step = median / p.tgt_len if stage in SEQUENCE_STAGES else median
     values = [str(len(samples)), str(sum(s.iterations for s in samples)), number(median), number(mean),
               number(stddev), number(cv), number(lo), number(hi), number(per_step), number(cost.flops),
-              number(cost.bytes), number(cost.flops / median), number(cost.bytes / median), "", "ok", command]
-    return csv_line(p.key(scorer, stage) + values)
+              number(cost.bytes), number(cost.flops / median), number(cost.bytes / median), "", "", "ok", command]
+    return p.key(scorer, stage) + values
 
 
-def skipped_rows(p: Point, scorer: str, status: str, command: str) -> str:
+def skipped_cells(p: Point, scorer: str, status: str, command: str, stages: List[str] = STAGES) -> List[List[str]]:
     values = [""] * len(TIMING_VALUES)
     values[-2:] = [status, command]
-    return "".join(csv_line(p.key(scorer, stage) + values) for stage in STAGES)
+    return [p.key(scorer, stage) + values for stage in stages]
+
+
+def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float, stages: List[str] = STAGES,
+                skip: Optional[str] = None) -> Tuple[List[List[str]], List[List[str]]]:
+    """The timing and samples rows (as cells) of `scorers` at p: measured, or `skipped` rows with status `skip`
+    (or because the peer measures f32 only)."""
+    if skip is None and p.dtype != "f32":
+        skip = f"skipped: the torch peer measures f32 only, not {p.dtype}"
+    timing: List[List[str]] = []
+    samples: List[List[str]] = []
+    if skip is not None:
+        for scorer in scorers:
+            timing += skipped_cells(p, scorer, skip, repro(p, scorer, repetitions, min_time, stages), stages)
+        return timing, samples
+    measured = measure_point(p, scorers, repetitions, min_time, stages)
+    for scorer in scorers:
+        command = repro(p, scorer, repetitions, min_time, stages)
+        for stage in stages:
+            rows = sorted(measured[(scorer, stage)])
+            timing.append(timing_cells(p, scorer, stage, rows, command))
+            samples += [p.key(scorer, stage) + [str(s.repetition), str(s.iterations), number(s.ns)] for s in rows]
+    return timing, samples
 
 
 class RunFolder:
@@ -483,7 +529,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repetitions", type=int, default=5, metavar="N", help="repetitions per scorer x stage (default 5)")
     parser.add_argument("--min-time", type=float, default=0.05, metavar="S",
                         help="seconds each repetition runs at least (default 0.05)")
+    parser.add_argument("--stages", default=",".join(STAGES), metavar="LIST",
+                        help="comma list of stages to time (default all: %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--serve", action="store_true",
+                        help="answer attnbench run --peer torch: one point per stdin line (JSON), rows on stdout")
     return parser
 
 
@@ -507,6 +557,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--repetitions: must be 1 or more, got {args.repetitions}")
     if not args.min_time > 0:
         raise InputError(f"--min-time: must be more than 0, got {args.min_time}")
+    stages = stage_list(args.stages)
     points = points_of(args)
     out = args.out or os.path.join("results", "torch", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     folder = RunFolder(out)
@@ -516,21 +567,8 @@ def run(args: argparse.Namespace) -> int:
     for n, p in enumerate(points, start=1):
         todo = [s for s in p.scorers if not folder.holds(p, s)]
         start = time.monotonic()
-        timing = samples = ""
-        if todo and p.dtype != "f32":
-            for scorer in todo:
-                timing += skipped_rows(p, scorer, f"skipped: the torch peer measures f32 only, not {p.dtype}",
-                                       repro(p, scorer, args.repetitions, args.min_time))
-        elif todo:
-            measured = measure_point(p, todo, args.repetitions, args.min_time)
-            for scorer in todo:
-                command = repro(p, scorer, args.repetitions, args.min_time)
-                for stage in STAGES:
-                    rows = sorted(measured[(scorer, stage)])
-                    timing += timing_row(p, scorer, stage, rows, command)
-                    samples += "".join(csv_line(p.key(scorer, stage) + [str(s.repetition), str(s.iterations),
-                                                                        number(s.ns)]) for s in rows)
-        folder.append(timing, samples)
+        timing, samples = point_cells(p, todo, args.repetitions, args.min_time, stages) if todo else ([], [])
+        folder.append("".join(map(csv_line, timing)), "".join(map(csv_line, samples)))
         folder.present.update(tuple(p.key(s, "")[:-1]) for s in todo)
         skipped = [s for s in p.scorers if s not in todo]
         note = f" (already in {out}: {','.join(skipped)})" if skipped else ""
@@ -540,9 +578,75 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def blas_libraries() -> List[str]:
+    """The BLAS libraries mapped into this process (torch's matmuls run on them), by real path."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = {line.split()[-1] for line in f if line.count("/")}
+    except OSError:
+        return []
+    return sorted(path for path in paths if any(name in os.path.basename(path).lower() for name in ("blas", "mkl")))
+
+
+def blas_warning(libraries: List[str]) -> Optional[str]:
+    """A warning when torch's BLAS is Debian's unoptimized reference one (.../blas/libblas.so.3)."""
+    reference = [path for path in libraries if os.path.basename(os.path.dirname(path)) == "blas"]
+    if not reference:
+        return None
+    return (f"the torch peer's matmuls run on the reference BLAS {reference[0]} (unoptimized); for a fair "
+            f"comparison install an optimized one, e.g. apt-get install libopenblas0-openmp")
+
+
+def answer(request: dict) -> dict:
+    """--serve: the rows of one request (see the module's doc), or {"error": ...}."""
+    try:
+        scorers = scorer_list(",".join(request["scorers"]))
+        p = make_point({k: str(v) for k, v in request["point"].items()}, scorers)
+        stages = stage_list(",".join(request["stages"]))
+        repetitions, min_time = int(request["repetitions"]), float(request["min_time"])
+        if repetitions < 1 or not min_time > 0:
+            raise InputError(f"repetitions {repetitions} and min_time {min_time} must be positive")
+        timing, samples = point_cells(p, scorers, repetitions, min_time, stages, request.get("skip"))
+        return {"timing": timing, "samples": samples}
+    except Exception as error:  # noqa: BLE001  (any failure is the answer: attnbench reports it)
+        text = " ".join(str(error).split()) or type(error).__name__
+        return {"error": f"{type(error).__name__}: {text}"}
+    finally:
+        gc.collect()  # the point's models go now, before attnbench measures its next point
+
+
+def serve() -> int:
+    """--serve: the hello line, then one answer line per request line on stdin, until end of input.
+
+    The answers go to the original stdout; anything else that writes to fd 1 (a library's print) is sent to
+    stderr, so that stdout carries the protocol alone.
+    """
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+    def send(message: dict) -> None:
+        answers.write(json.dumps(message, separators=(",", ":")) + "\n")
+        answers.flush()
+
+    libraries = blas_libraries()
+    send({"peer": IMPL, "torch_version": torch.__version__, "python_version": platform.python_version(),
+          "blas": libraries, "warning": blas_warning(libraries)})
+    for line in sys.stdin:
+        if line.strip():
+            try:
+                request = json.loads(line)
+            except ValueError as error:
+                send({"error": f"request is not JSON: {error}"})
+                continue
+            send(answer(request))
+    return 0
+
+
 def main(argv: Optional[list] = None) -> int:
     """Runs the command line; returns 0, 2 on bad input (one line on stderr), 130 on SIGINT."""
     args = make_parser().parse_args(argv)
+    if args.serve:
+        return serve()
     try:
         return run(args)
     except InputError as error:

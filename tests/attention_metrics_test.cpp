@@ -145,7 +145,47 @@ TEST(AttentionMetrics, CellsFollowTheSchema) {
   EXPECT_EQ(cells[0], "2");                   // samples
   EXPECT_EQ(cells[1], "0.693147181");         // entropy_mean = ln 2, %.9g
   EXPECT_EQ(cells[5], "1");                   // entropy_norm_mean
-  EXPECT_EQ(cells.back(), "0");               // mask_leak_max
+  EXPECT_EQ(cells[11], "0");                  // mask_leak_max
+  EXPECT_EQ(cells.back(), "0");               // entropy_diff_f32 of an f32 row
+}
+
+TEST(EntropyDifference, MeanOverStepsAndExamplesOfValidPositions) {
+  // Example 0 has length 2, example 1 length 1 (its padded position is ignored).
+  // Step 0: bf16 uniform over 2 (ln 2) vs f32 one-hot (0); example 1 has entropy 0 in both.
+  // Step 1: both one-hot for example 0; example 1 again 0 and 0.
+  const DecodeTrace bf16 = make_trace({{0.5, 0.5, 1, 0}, {1, 0, 1, 0}});
+  const DecodeTrace f32 = make_trace({{1, 0, 1, 0}, {0, 1, 1, 0}});
+  const std::vector<std::int64_t> lengths = {2, 1};
+  EXPECT_NEAR(mean_entropy_difference(bf16, f32, lengths, 2, 2), std::log(2.0) / 4, 1e-15);
+  EXPECT_NEAR(mean_entropy_difference(f32, bf16, lengths, 2, 2), -std::log(2.0) / 4, 1e-15);
+  EXPECT_EQ(mean_entropy_difference(bf16, bf16, lengths, 2, 2), 0.0);
+}
+
+TEST(EntropyDifference, SignFollowsTheFlatterDistribution) {
+  const std::vector<std::int64_t> lengths = {3};
+  const DecodeTrace flatter = make_trace({{0.3, 0.3, 0.4}});
+  const DecodeTrace peaked = make_trace({{0.1, 0.1, 0.8}});
+  const double h_flat = -(0.6 * std::log(0.3) + 0.4 * std::log(0.4));
+  const double h_peak = -(0.2 * std::log(0.1) + 0.8 * std::log(0.8));
+  EXPECT_NEAR(mean_entropy_difference(flatter, peaked, lengths, 1, 3), h_flat - h_peak, 1e-15);
+  EXPECT_GT(mean_entropy_difference(flatter, peaked, lengths, 1, 3), 0.0);
+}
+
+TEST(EntropyDifference, RejectsTracesThatDoNotMatch) {
+  const std::vector<std::int64_t> lengths = {2};
+  const DecodeTrace one_step = make_trace({{0.5, 0.5}});
+  const DecodeTrace two_steps = make_trace({{0.5, 0.5}, {0.5, 0.5}});
+  const DecodeTrace wider = make_trace({{0.5, 0.5, 0.0}});
+  EXPECT_THROW(mean_entropy_difference(one_step, two_steps, lengths, 1, 2), std::invalid_argument);
+  EXPECT_THROW(mean_entropy_difference(one_step, wider, lengths, 1, 2), std::invalid_argument);
+  EXPECT_TRUE(std::isnan(mean_entropy_difference(make_trace({}), make_trace({}), lengths, 1, 2)));
+}
+
+TEST(EntropyDifference, WrittenAsTheLastCell) {
+  AttentionMetrics m;
+  m.entropy_diff_f32 = -0.00125;
+  EXPECT_EQ(schema::kEntropyValues.back(), "entropy_diff_f32");
+  EXPECT_EQ(metric_cells(m).back(), "-0.00125");
 }
 
 }  // namespace

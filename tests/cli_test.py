@@ -18,7 +18,7 @@ from cli_support import case, one_error_line, run
 
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 PROBLEM_FLAGS = ["--scorer", "--batch", "--src-len", "--tgt-len", "--emb-dim", "--enc-dim", "--dec-dim",
-                 "--attn-dim", "--vocab", "--threads", "--dtype", "--seed", "--init", "--len-min"]
+                 "--attn-dim", "--vocab", "--threads", "--impl", "--dtype", "--seed", "--init", "--len-min"]
 PROBE_ONLY_FLAGS = ["--lengths", "--steps"]
 
 def run_ok_stdout(*args):
@@ -372,6 +372,7 @@ ERRORS = [
     ("--attn-dim 0", ["probe", "--attn-dim", "0"], [r"--attn-dim", r"\b0\b"]),
     ("odd --enc-dim 15", ["probe", "--enc-dim", "15"], [r"--enc-dim", r"\b15\b", r"2 x|2x|twice", r"hidden"]),
     ("--dtype f64", ["probe", "--dtype", "f64"], [r"--dtype", r"\bf64\b", r"\bf32\b"]),
+    ("--impl gpu", ["probe", "--impl", "gpu"], [r"--impl", r"\bgpu\b", r"\bonednn\b", r"\bfused\b"]),
     ("--init nope", ["probe", "--init", "nope"], [r"--init", r"\bnope\b", r"\bfast\b", r"\btorch\b"]),
     ("--lengths 4,9 with --src-len 4", ["probe", "--src-len", "4", "--lengths", "4,9"],
      [r"--lengths", r"\b9\b", r"\b4\b"]),

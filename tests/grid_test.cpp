@@ -146,7 +146,7 @@ Problem base() {
 
 TEST(Grid, FieldNamesAndFlags) {
   EXPECT_EQ(problem_fields(), (S{"scorer", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
-                                 "attn_dim", "vocab", "threads", "dtype", "seed", "init", "len_min"}));
+                                 "attn_dim", "vocab", "threads", "impl", "dtype", "seed", "init", "len_min"}));
   EXPECT_EQ(flag_name("src_len"), "--src-len");
   EXPECT_EQ(flag_name("batch"), "--batch");
 }
@@ -191,7 +191,8 @@ TEST(Grid, EveryFieldIsSettable) {
                            {"attn_dim", "9"},
                            {"vocab", "12"},
                            {"threads", "2"},
-                           {"dtype", "f32"},
+                           {"impl", "fused"},
+                           {"dtype", "bf16"},
                            {"seed", "18446744073709551615"},
                            {"init", "torch"},
                            {"len_min", "3"}}}},
@@ -199,7 +200,7 @@ TEST(Grid, EveryFieldIsSettable) {
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(repro_flags(g[0].problem),
             "--scorer dot --batch 3 --src-len 11 --tgt-len 4 --emb-dim 5 --enc-dim 6 --dec-dim 7 --attn-dim 9 "
-            "--vocab 12 --threads 2 --dtype f32 --seed 18446744073709551615 --init torch --len-min 3");
+            "--vocab 12 --threads 2 --impl fused --dtype bf16 --seed 18446744073709551615 --init torch --len-min 3");
   EXPECT_EQ(g[0].scorers, S{"dot"});
 }
 
@@ -277,9 +278,12 @@ TEST(GridErrors, SizeErrorsNameTheOneBadValue) {
 }
 
 TEST(GridErrors, WordFields) {
-  GridError e = grid_error({{{{"dtype", "f32,bf16"}}}});
+  GridError e = grid_error({{{{"dtype", "f32,f16"}}}});
   EXPECT_EQ(e.field(), "dtype");
-  EXPECT_EQ(e.reason(), "unknown data type 'bf16'; known: f32");
+  EXPECT_EQ(e.reason(), "unknown data type 'f16'; known: f32, bf16");
+  e = grid_error({{{{"impl", "onednn,torch"}}}});
+  EXPECT_EQ(e.field(), "impl");
+  EXPECT_EQ(e.reason(), "unknown impl 'torch'; known: onednn, fused");
   e = grid_error({{{{"init", "xavier"}}}});
   EXPECT_EQ(e.field(), "init");
   EXPECT_EQ(e.reason(), "unknown init 'xavier'; known: fast, torch");

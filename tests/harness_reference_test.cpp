@@ -12,6 +12,7 @@
 #include "core/model.hpp"
 #include "core/onednn_context.hpp"
 #include "core/reference.hpp"
+#include "impl_support.hpp"
 #include "test_support.hpp"
 #include "variants/registry.hpp"
 
@@ -33,7 +34,7 @@ struct Traces {
 
 Traces decode_both(const Problem& p) {
   Traces t{make_model(p, find_scorer(p.scorer).make), {}, {}};
-  OneDnnContext ctx(p.threads);
+  OneDnnContext ctx(p.threads, p.dtype);
   Harness harness(ctx, t.model);
   t.ours = harness.run_traced();
   t.ref = ref::decode(t.model);
@@ -68,24 +69,40 @@ std::string harness_param_name(const ::testing::TestParamInfo<HarnessParam>& inf
 TEST_P(HarnessReference, EveryStepMatchesReference) {
   const Problem p = problem();
   const Traces t = decode_both(p);
+  const test::Tolerance tol = test::tolerance_for(p.dtype);
+  // The encoder GRU stays f32 under bf16: its annotations keep the f32 tolerance.
   EXPECT_TRUE(near_reference("annotations", t.ours.annotations, t.ref.annotations));
-  EXPECT_TRUE(near_reference("initial_state", t.ours.initial_state, t.ref.initial_state));
+  EXPECT_TRUE(near_reference("initial_state", t.ours.initial_state, t.ref.initial_state, tol));
   ASSERT_EQ(t.ours.steps.size(), count(p.tgt_len));
   ASSERT_EQ(t.ref.steps.size(), count(p.tgt_len));
   for (std::size_t s = 0; s < t.ref.steps.size(); ++s) {
     const StepRecord &ours = t.ours.steps[s], &ref = t.ref.steps[s];
     SCOPED_TRACE("step " + std::to_string(s));
-    EXPECT_TRUE(near_reference("scores", ours.scores, ref.scores));
-    EXPECT_TRUE(near_reference("weights", ours.weights, ref.weights));
-    EXPECT_TRUE(near_reference("context", ours.context, ref.context));
-    EXPECT_TRUE(near_reference("state", ours.state, ref.state));
-    EXPECT_TRUE(near_reference("logits", ours.logits, ref.logits));
+    EXPECT_TRUE(near_reference("scores", ours.scores, ref.scores, tol));
+    EXPECT_TRUE(near_reference("weights", ours.weights, ref.weights, tol));
+    EXPECT_TRUE(near_reference("context", ours.context, ref.context, tol));
+    EXPECT_TRUE(near_reference("state", ours.state, ref.state, tol));
+    EXPECT_TRUE(near_reference("logits", ours.logits, ref.logits, tol));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScorers, HarnessReference,
                          ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
                                             ::testing::ValuesIn(test::make_cases(kShapes))),
+                         harness_param_name);
+
+// The same points with --dtype bf16, against the same double reference (test::kBf16Tolerance).
+INSTANTIATE_TEST_SUITE_P(Bf16, HarnessReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_dtype(test::make_cases(kShapes),
+                                                                                 DType::bf16))),
+                         harness_param_name);
+
+// The same points computed by the fused kernels (Impl::fused).
+INSTANTIATE_TEST_SUITE_P(Fused, HarnessReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(test::make_cases(kShapes),
+                                                                                Impl::fused))),
                          harness_param_name);
 
 // The same points, restricted to those with padding.
@@ -113,6 +130,18 @@ INSTANTIATE_TEST_SUITE_P(AllScorers, HarnessPadding,
                                             ::testing::ValuesIn(test::padded_cases(kShapes))),
                          harness_param_name);
 
+INSTANTIATE_TEST_SUITE_P(Bf16, HarnessPadding,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_dtype(test::padded_cases(kShapes),
+                                                                                 DType::bf16))),
+                         harness_param_name);
+
+INSTANTIATE_TEST_SUITE_P(Fused, HarnessPadding,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(test::padded_cases(kShapes),
+                                                                                Impl::fused))),
+                         harness_param_name);
+
 TEST(HarnessReference, CasesCoverTheEdges) {
   // The shape list must keep the points this suite promises to cover.
   bool batch1 = false, len1 = false, size17 = false, size33 = false, padded = false, two_threads = false, torch = false,
@@ -136,8 +165,9 @@ TEST(HarnessReference, CasesCoverTheEdges) {
 // --- additive_linear: the alignment cannot change from step to step ----------------------
 
 // A point with several steps and padding, where the decoder state clearly moves.
-Problem multi_step_point(const std::string& scorer, InitKind init) {
+Problem multi_step_point(const std::string& scorer, InitKind init, Impl impl = Impl::onednn) {
   Problem p;
+  p.impl = impl;
   p.scorer = scorer;
   p.batch = 3;
   p.src_len = 17;
@@ -153,16 +183,16 @@ Problem multi_step_point(const std::string& scorer, InitKind init) {
   return p;
 }
 
-class StaticAlignment : public ::testing::TestWithParam<InitKind> {};
+class StaticAlignment : public ::testing::TestWithParam<std::tuple<InitKind, Impl>> {};
 
 TEST_P(StaticAlignment, AdditiveLinearWeightsAreTheSameAtEveryStep) {
-  const Problem p = multi_step_point("additive_linear", GetParam());
+  const Problem p = multi_step_point("additive_linear", std::get<0>(GetParam()), std::get<1>(GetParam()));
   const Traces t = decode_both(p);
   ASSERT_EQ(t.ours.steps.size(), count(p.tgt_len));
   ASSERT_EQ(t.ref.steps.size(), count(p.tgt_len));
   for (std::size_t s = 1; s < t.ref.steps.size(); ++s) {
     SCOPED_TRACE("step " + std::to_string(s));
-    // oneDNN: the weights come from the step-independent alignment logits, so they
+    // Both impls: the weights come from the step-independent alignment logits, so they
     // are bit-identical at every step (drift exactly 0), and match the reference.
     EXPECT_EQ(t.ours.steps[s].weights, t.ours.steps[0].weights);
     EXPECT_TRUE(near_reference("weights vs reference step 0", t.ours.steps[s].weights, t.ref.steps[0].weights));
@@ -179,7 +209,7 @@ TEST_P(StaticAlignment, AdditiveLinearWeightsAreTheSameAtEveryStep) {
 TEST_P(StaticAlignment, AdditiveWithTanhDoesMoveItsWeights) {
   // The contrast: with tanh the alignment does depend on s_{t-1}, so the check above
   // is not vacuous.
-  const Problem p = multi_step_point("additive", GetParam());
+  const Problem p = multi_step_point("additive", std::get<0>(GetParam()), std::get<1>(GetParam()));
   const Traces t = decode_both(p);
   // With tanh the alignment depends on s_{t-1}: the drift is far above rounding.
   double largest = 0.0;
@@ -190,20 +220,27 @@ TEST_P(StaticAlignment, AdditiveWithTanhDoesMoveItsWeights) {
   EXPECT_GT(largest, 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothInits, StaticAlignment, ::testing::Values(InitKind::fast, InitKind::torch),
-                         [](const auto& info) { return to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(BothInitsBothImpls, StaticAlignment,
+                         ::testing::Combine(::testing::Values(InitKind::fast, InitKind::torch),
+                                            ::testing::ValuesIn(test::all_impls())),
+                         [](const auto& info) {
+                           return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param));
+                         });
 
 // --- threads do not change the numbers ---------------------------------------------------
 
 TEST(HarnessReference, OneAndTwoThreadsAgreeWithinTolerance) {
-  Problem p = multi_step_point("general", InitKind::torch);
-  p.threads = 1;
-  const Traces one = decode_both(p);
-  p.threads = 2;
-  const Traces two = decode_both(p);
-  const StepRecord &a = one.ours.steps.back(), &b = two.ours.steps.back();
-  EXPECT_TRUE(near_reference("logits (2 threads vs 1)", b.logits, a.logits));
-  EXPECT_TRUE(near_reference("weights (2 threads vs 1)", b.weights, a.weights));
+  for (Impl impl : test::all_impls()) {
+    SCOPED_TRACE(to_string(impl));
+    Problem p = multi_step_point("general", InitKind::torch, impl);
+    p.threads = 1;
+    const Traces one = decode_both(p);
+    p.threads = 2;
+    const Traces two = decode_both(p);
+    const StepRecord &a = one.ours.steps.back(), &b = two.ours.steps.back();
+    EXPECT_TRUE(near_reference("logits (2 threads vs 1)", b.logits, a.logits));
+    EXPECT_TRUE(near_reference("weights (2 threads vs 1)", b.weights, a.weights));
+  }
 }
 
 }  // namespace

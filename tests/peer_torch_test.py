@@ -270,10 +270,50 @@ def _():
     out = tmp("never")
     for args, pattern in ((["--scorer", "nope"], "--scorer"), (["--enc-dim", "7"], "--enc-dim"),
                           (["--batch", "x"], "--batch"), (["--grid-from", out + "/missing"], "--grid-from"),
-                          (["--grid-from", out, "--batch", "3"], "--grid-from"), (["--repetitions", "0"], "--repetitions")):
+                          (["--grid-from", out, "--batch", "3"], "--grid-from"), (["--repetitions", "0"], "--repetitions"),
+                          (["--stages", "step,nope"], "--stages")):
         r = peer(*args, "--out", out)
         cli.one_error_line(r, [pattern])
         check(not os.path.exists(out), f"{r.command} created {out}")
+
+
+@case("--serve: hello line, rows of a request as cells (f32 measured, bf16 skipped), errors answered, EOF ends it")
+def _():
+    import json
+    requests = [
+        {"point": {"batch": "2", "src_len": "4", "tgt_len": "2", "impl": "fused"}, "scorers": ["dot", "general"],
+         "stages": ["step", "keys"], "repetitions": REPETITIONS, "min_time": 0.001},
+        {"point": {"batch": "2", "src_len": "4", "dtype": "bf16"}, "scorers": ["dot"], "stages": ["step"],
+         "repetitions": REPETITIONS, "min_time": 0.001},
+        {"point": {"batch": "2", "src_len": "4"}, "scorers": ["dot"], "stages": ["step"], "repetitions": 1,
+         "min_time": 0.001, "skip": "skipped: needs 2 GiB > --max-memory 1 GiB"},
+        {"point": {"enc_dim": "7"}, "scorers": ["dot"], "stages": ["step"], "repetitions": 1, "min_time": 0.001},
+        {"point": {}, "scorers": ["dot"], "stages": ["bogus"], "repetitions": 1, "min_time": 0.001},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in requests) + "not json\n"
+    done = subprocess.run([sys.executable, PEER, "--serve"], input=text.encode(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=cli.TIMEOUT_S, check=False)
+    where = "scripts/peer_torch.py --serve"
+    check(done.returncode == 0, f"{where}: exit {done.returncode}, stderr {done.stderr[-300:]!r}")
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    check(len(lines) == 1 + len(requests) + 1, f"{where}: {len(lines)} lines, expected hello + 6 answers")
+    import torch
+    check(lines[0].get("peer") == "torch" and lines[0].get("torch_version") == torch.__version__,
+          f"hello {lines[0]}")
+    timing, samples = lines[1]["timing"], lines[1]["samples"]
+    check([(r[0], r[1], r[5], r[12]) for r in timing] == [(s, "torch", "4", st) for s in ("dot", "general")
+                                                          for st in ("keys", "step")], f"timing keys {timing}")
+    check(all(len(r) == 30 and r[28] == "ok" and " --stages keys,step " in r[29] for r in timing),
+          f"timing cells {timing[0]}")
+    check(len(samples) == 4 * REPETITIONS and all(len(r) == 16 for r in samples), f"{len(samples)} samples rows")
+    skipped = lines[2]["timing"]
+    check(len(skipped) == 1 and skipped[0][2] == "bf16" and skipped[0][28].startswith("skipped: the torch peer")
+          and skipped[0][15] == "" and lines[2]["samples"] == [], f"bf16 answer {lines[2]}")
+    check([r[28] for r in lines[3]["timing"]] == ["skipped: needs 2 GiB > --max-memory 1 GiB"]
+          and lines[3]["samples"] == [], f"skip answer {lines[3]}")
+    check("--enc-dim" in lines[4].get("error", ""), f"bad point answer {lines[4]}")
+    check("--stages: unknown stage 'bogus'" in lines[5].get("error", ""), f"bad stage answer {lines[5]}")
+    check("not JSON" in lines[6].get("error", ""), f"non-JSON answer {lines[6]}")
 
 
 def cleanup():

@@ -47,33 +47,43 @@ class TempDir : public ::testing::Test {
 TEST(Roofline, PercentAboveTheRidgeIsAgainstThePeakFlops) {
   const Roofline r = hand_made();
   const StageCost cost{1000.0, 10.0};  // 100 flop/byte > 10: compute bound, roof 100 GFLOP/s
-  EXPECT_DOUBLE_EQ(r.percent(1, cost, 20.0), 50.0);   // 1000 flops in 20 ns = 50 GFLOP/s
-  EXPECT_DOUBLE_EQ(r.percent(1, cost, 10.0), 100.0);  // exactly at the roof
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, cost, 20.0), 50.0);   // 1000 flops in 20 ns = 50 GFLOP/s
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, cost, 10.0), 100.0);  // exactly at the roof
 }
 
 TEST(Roofline, PercentBelowTheRidgeIsAgainstTheBandwidthRoof) {
   const Roofline r = hand_made();
   const StageCost cost{1000.0, 1000.0};  // 1 flop/byte < 10: roof 1 x 10 GB/s = 10 GFLOP/s
-  EXPECT_DOUBLE_EQ(r.percent(1, cost, 200.0), 50.0);  // 5 GFLOP/s
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, cost, 200.0), 50.0);  // 5 GFLOP/s
 }
 
 TEST(Roofline, PercentIsNanForAnUnmeasuredThreadCountOrNoTime) {
   const Roofline r = hand_made();
-  EXPECT_TRUE(std::isnan(r.percent(3, StageCost{1000.0, 10.0}, 20.0)));
-  EXPECT_TRUE(std::isnan(r.percent(1, StageCost{1000.0, 10.0}, 0.0)));
+  EXPECT_TRUE(std::isnan(r.percent(3, DType::f32, StageCost{1000.0, 10.0}, 20.0)));
+  EXPECT_TRUE(std::isnan(r.percent(1, DType::f32, StageCost{1000.0, 10.0}, 0.0)));
 }
 
 TEST(Roofline, BoundIsMemoryLeftOfTheRidgeAndComputeRightOfIt) {
   const Roofline r = hand_made();
-  EXPECT_EQ(r.bound(1, StageCost{1000.0, 1000.0}), "memory");   // 1 flop/byte
-  EXPECT_EQ(r.bound(1, StageCost{999.0, 100.0}), "memory");     // 9.99, just left of 10
-  EXPECT_EQ(r.bound(1, StageCost{1000.0, 100.0}), "compute");   // at the ridge: both roofs meet
-  EXPECT_EQ(r.bound(1, StageCost{1000.0, 10.0}), "compute");    // 100 flop/byte
-  EXPECT_EQ(r.bound(1, StageCost{1000.0, 0.0}), "compute");     // no traffic at all
+  EXPECT_EQ(r.bound(1, DType::f32, StageCost{1000.0, 1000.0}), "memory");   // 1 flop/byte
+  EXPECT_EQ(r.bound(1, DType::f32, StageCost{999.0, 100.0}), "memory");     // 9.99, just left of 10
+  EXPECT_EQ(r.bound(1, DType::f32, StageCost{1000.0, 100.0}), "compute");   // at the ridge: both roofs meet
+  EXPECT_EQ(r.bound(1, DType::f32, StageCost{1000.0, 10.0}), "compute");    // 100 flop/byte
+  EXPECT_EQ(r.bound(1, DType::f32, StageCost{1000.0, 0.0}), "compute");     // no traffic at all
   // At 2 threads the ridge moves to 200 / 16 = 12.5 flop/byte.
-  EXPECT_EQ(r.bound(2, StageCost{1100.0, 100.0}), "memory");
-  EXPECT_EQ(r.bound(2, StageCost{1300.0, 100.0}), "compute");
-  EXPECT_EQ(r.bound(3, StageCost{1000.0, 10.0}), "");  // not measured
+  EXPECT_EQ(r.bound(2, DType::f32, StageCost{1100.0, 100.0}), "memory");
+  EXPECT_EQ(r.bound(2, DType::f32, StageCost{1300.0, 100.0}), "compute");
+  EXPECT_EQ(r.bound(3, DType::f32, StageCost{1000.0, 10.0}), "");  // not measured
+}
+
+TEST(Roofline, Bf16UsesTheBf16PeakAndIsUnknownWhereItWasNotMeasured) {
+  const Roofline r = hand_made();
+  // 2 threads: bf16 roof 400 GFLOP/s, ridge 400 / 16 = 25 flop/byte.
+  EXPECT_DOUBLE_EQ(r.percent(2, DType::bf16, StageCost{4000.0, 10.0}, 20.0), 50.0);  // 200 of 400
+  EXPECT_EQ(r.bound(2, DType::bf16, StageCost{2000.0, 100.0}), "memory");           // 20 < 25
+  EXPECT_EQ(r.bound(2, DType::f32, StageCost{2000.0, 100.0}), "compute");           // 20 > 12.5
+  EXPECT_TRUE(std::isnan(r.percent(1, DType::bf16, StageCost{1000.0, 10.0}, 20.0)));
+  EXPECT_EQ(r.bound(1, DType::bf16, StageCost{1000.0, 10.0}), "");
 }
 
 using LoadRoofline = TempDir;
@@ -101,7 +111,7 @@ TEST_F(LoadRoofline, ReadsTheOriginalFormatWithoutProvenance) {
   const std::optional<Roofline> r = load_roofline(file);
   ASSERT_TRUE(r.has_value());
   EXPECT_DOUBLE_EQ(r->by_threads.at(1).gflops, 10.0);
-  EXPECT_EQ(r->bound(1, StageCost{1.0, 1.0}), "memory");
+  EXPECT_EQ(r->bound(1, DType::f32, StageCost{1.0, 1.0}), "memory");
 }
 
 TEST_F(LoadRoofline, MissingFileIsNullopt) {

@@ -39,13 +39,13 @@ SEQUENCE_STAGES = {"keys", "encoder", "decode"}  # ns_per_step = median / tgt_le
 TIMING_KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
               "attn_dim", "vocab", "stage"]
 TIMING_VALUES = ["repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv", "min_ns", "max_ns",
-                 "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "status", "repro"]
+                 "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status", "repro"]
 SAMPLE_VALUES = ["repetition", "iterations", "ns"]
 ENTROPY_KEY = ["scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed",
                "len_min"]
 ENTROPY_VALUES = ["samples", "entropy_mean", "entropy_std", "entropy_min", "entropy_max", "entropy_norm_mean",
                   "max_weight_mean", "support_mean", "drift_mean", "jacobian_fro_mean", "score_std_mean",
-                  "mask_leak_max"]
+                  "mask_leak_max", "entropy_diff_f32"]
 HEADERS = {"timing.csv": TIMING_KEY + TIMING_VALUES,
            "samples.csv": TIMING_KEY + SAMPLE_VALUES,
            "entropy.csv": ENTROPY_KEY + ENTROPY_VALUES}
@@ -261,7 +261,7 @@ def _():
             rf.fail(f"stages of {key} are {stages}, expected {STAGES} (consecutive, in that order)")
     if len(groups) != 4:
         rf.fail(f"expected 4 (point, scorer) blocks, got {len(groups)}")
-    numeric = [c for c in TIMING_VALUES if c not in ("roofline_pct", "status", "repro")]
+    numeric = [c for c in TIMING_VALUES if c not in ("roofline_pct", "bound", "status", "repro")]
     for d in t.dicts():
         if d["status"] != "ok":
             rf.fail(f"status {d['status']!r} for {d['scorer']} {d['stage']}, expected ok")

@@ -92,7 +92,7 @@ TEST_F(ScenarioTest, RowsYieldingTheSamePointMergeScorers) {
 TEST_F(ScenarioTest, UnknownColumn) {
   EXPECT_EQ(error_of("# c\nscorer,heads\ndot,8\n"),
             file() + ":2: unknown column 'heads'; known: scorer, batch, src_len, tgt_len, emb_dim, enc_dim, "
-                     "dec_dim, attn_dim, vocab, threads, dtype, seed, init, len_min");
+                     "dec_dim, attn_dim, vocab, threads, impl, dtype, seed, init, len_min");
 }
 
 TEST_F(ScenarioTest, RepeatedColumn) {

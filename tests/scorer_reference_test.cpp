@@ -1,5 +1,6 @@
-// Every scorer's oneDNN path (build, prepare, score) against its reference_score, and
-// one attention step (score, masked softmax, context) against ref::masked_softmax/context.
+// Every scorer in both implementations (oneDNN's score(), the fused rows) against its
+// reference_score, and one attention step (score, masked softmax, context) against
+// ref::masked_softmax/context.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 #include "core/reference.hpp"
+#include "impl_support.hpp"
 #include "test_support.hpp"
 #include "variants/registry.hpp"
 
@@ -19,7 +21,9 @@ namespace attnbench {
 namespace {
 
 using test::Case;
+using test::all_impls;
 using test::all_scorer_names;
+using test::compute_scores;
 using test::kShapes;
 using test::near_reference;
 using test::random_floats;
@@ -63,7 +67,7 @@ TEST(Tolerance, MinusInfinityMustMatchExactly) {
   EXPECT_FALSE(near_reference("t", std::vector<double>{1.0}, std::vector<double>{1.0, 1.0}));
 }
 
-// --- scorer: oneDNN vs reference_score ---------------------------------------------------------
+// --- scorer: oneDNN and fused vs reference_score ------------------------------------------------
 
 using ScorerParam = std::tuple<std::string, Case, InitKind>;
 
@@ -73,8 +77,10 @@ std::string scorer_param_name(const ::testing::TestParamInfo<ScorerParam>& info)
   return std::get<0>(info.param) + "_" + std::get<1>(info.param).name + "_" + to_string(std::get<2>(info.param));
 }
 
-TEST_P(ScorerReference, OneDnnScoresMatchReference) {
+// The case's problem.impl picks the implementation.
+TEST_P(ScorerReference, ScoresMatchReference) {
   const auto& [name, c, init] = GetParam();
+  const Impl impl = c.problem.impl;
   const ScorerShape shape = shape_of(c.problem);
   ParamSource source(init, c.problem.seed);
   const std::unique_ptr<Scorer> scorer = find_scorer(name).make(source, shape);
@@ -83,13 +89,13 @@ TEST_P(ScorerReference, OneDnnScoresMatchReference) {
   const std::vector<float> s2 = random_floats(count(shape.batch * shape.dec_dim), 3);
 
   OneDnnContext ctx(1);
-  scorer->build(ctx);
+  scorer->build(ctx, impl);
   scorer->prepare(H.data());
   std::vector<float> e(count(shape.batch * shape.src_len), std::nanf(""));
-  scorer->score(s1.data(), e.data());
+  compute_scores(*scorer, impl, shape, s1.data(), e.data());
   EXPECT_TRUE(near_reference("scores(s1)", e, scorer->reference_score(widen(s1), widen(H))));
   // The keys of one prepare() serve any number of states.
-  scorer->score(s2.data(), e.data());
+  compute_scores(*scorer, impl, shape, s2.data(), e.data());
   EXPECT_TRUE(near_reference("scores(s2)", e, scorer->reference_score(widen(s2), widen(H))));
 }
 
@@ -99,23 +105,32 @@ INSTANTIATE_TEST_SUITE_P(AllScorers, ScorerReference,
                                             ::testing::Values(InitKind::fast, InitKind::torch)),
                          scorer_param_name);
 
+INSTANTIATE_TEST_SUITE_P(Fused, ScorerReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(test::make_cases(kShapes),
+                                                                                Impl::fused)),
+                                            ::testing::Values(InitKind::fast, InitKind::torch)),
+                         scorer_param_name);
+
 TEST(ScorerReference, PrepareReplacesTheKeys) {
   // A second prepare() with new annotations must not mix in the old keys.
   const ScorerShape shape{2, 5, 6, 4, 3};
-  for (const ScorerInfo& info : scorer_table()) {
-    ParamSource source(InitKind::fast, 1);
-    const std::unique_ptr<Scorer> scorer = info.make(source, shape);
-    const std::vector<float> H1 = random_floats(2 * 5 * 6, 4), H2 = random_floats(2 * 5 * 6, 5);
-    const std::vector<float> s = random_floats(2 * 4, 6);
-    OneDnnContext ctx(1);
-    scorer->build(ctx);
-    scorer->prepare(H1.data());
-    std::vector<float> e(10);
-    scorer->score(s.data(), e.data());
-    scorer->prepare(H2.data());
-    scorer->score(s.data(), e.data());
-    EXPECT_TRUE(near_reference("scores", e, scorer->reference_score(widen(s), widen(H2)))) << info.name;
-  }
+  for (const ScorerInfo& info : scorer_table())
+    for (Impl impl : all_impls()) {
+      SCOPED_TRACE(std::string(info.name) + " " + to_string(impl));
+      ParamSource source(InitKind::fast, 1);
+      const std::unique_ptr<Scorer> scorer = info.make(source, shape);
+      const std::vector<float> H1 = random_floats(2 * 5 * 6, 4), H2 = random_floats(2 * 5 * 6, 5);
+      const std::vector<float> s = random_floats(2 * 4, 6);
+      OneDnnContext ctx(1);
+      scorer->build(ctx, impl);
+      scorer->prepare(H1.data());
+      std::vector<float> e(10);
+      compute_scores(*scorer, impl, shape, s.data(), e.data());
+      scorer->prepare(H2.data());
+      compute_scores(*scorer, impl, shape, s.data(), e.data());
+      EXPECT_TRUE(near_reference("scores", e, scorer->reference_score(widen(s), widen(H2))));
+    }
 }
 
 // --- the formulas of DESIGN.md's scorer table, written out here ---------------------------
@@ -189,12 +204,14 @@ TEST_P(DesignFormula, ScorerComputesTheTableFormulaWithTorchDrawOrder) {
     const std::vector<double> expected = design_formula(name, twin, shape, widen(s), widen(H));
     ASSERT_FALSE(expected.empty()) << "add the formula of '" << name << "' (DESIGN.md's table) to design_formula()";
     EXPECT_TRUE(near_reference("reference_score", scorer->reference_score(widen(s), widen(H)), expected));
-    OneDnnContext ctx(1);
-    scorer->build(ctx);
-    scorer->prepare(H.data());
-    std::vector<float> e(3 * 7);
-    scorer->score(s.data(), e.data());
-    EXPECT_TRUE(near_reference("oneDNN scores", e, expected));
+    for (Impl impl : all_impls()) {
+      OneDnnContext ctx(1);
+      scorer->build(ctx, impl);
+      scorer->prepare(H.data());
+      std::vector<float> e(3 * 7);
+      compute_scores(*scorer, impl, shape, s.data(), e.data());
+      EXPECT_TRUE(near_reference(to_string(impl) + " scores", e, expected));
+    }
   }
 }
 
@@ -213,28 +230,31 @@ TEST(ScorerReference, AlignmentLogitsGiveTheSameWeightsForEveryState) {
   // constant per example: their softmax equals the reference's, whatever s is.
   const ScorerShape shape{3, 17, 34, 33, 17};
   bool additive_linear_has_them = false;
-  for (const ScorerInfo& info : scorer_table()) {
-    SCOPED_TRACE(info.name);
-    ParamSource source(InitKind::torch, 2);
-    const std::unique_ptr<Scorer> scorer = info.make(source, shape);
-    const std::vector<float> H = random_floats(3 * 17 * 34, 9);
-    OneDnnContext ctx(1);
-    scorer->build(ctx);
-    scorer->prepare(H.data());
-    const float* logits = scorer->alignment_logits();
-    if (logits == nullptr) continue;
-    additive_linear_has_them |= std::string(info.name) == "additive_linear";
-    const std::vector<float> before(logits, logits + 3 * 17);
-    std::vector<float> e(3 * 17);
-    for (std::uint32_t seed : {10u, 11u, 12u}) {
-      const std::vector<float> s = random_floats(3 * 33, seed, -3.f, 3.f);
-      scorer->score(s.data(), e.data());
-      const std::vector<float> after(scorer->alignment_logits(), scorer->alignment_logits() + 3 * 17);
-      EXPECT_EQ(after, before) << "score() changed the alignment logits";
-      EXPECT_TRUE(near_reference("softmax(alignment_logits)", row_softmax(widen(after), 3, 17),
-                                 row_softmax(scorer->reference_score(widen(s), widen(H)), 3, 17)));
+  for (const ScorerInfo& info : scorer_table())
+    for (Impl impl : all_impls()) {
+      SCOPED_TRACE(std::string(info.name) + " " + to_string(impl));
+      ParamSource source(InitKind::torch, 2);
+      const std::unique_ptr<Scorer> scorer = info.make(source, shape);
+      const std::vector<float> H = random_floats(3 * 17 * 34, 9);
+      OneDnnContext ctx(1);
+      scorer->build(ctx, impl);
+      scorer->prepare(H.data());
+      const float* logits = scorer->alignment_logits();
+      if (logits == nullptr) continue;
+      additive_linear_has_them |= std::string(info.name) == "additive_linear";
+      const std::vector<float> before(logits, logits + 3 * 17);
+      std::vector<float> e(3 * 17);
+      for (std::uint32_t seed : {10u, 11u, 12u}) {
+        const std::vector<float> s = random_floats(3 * 33, seed, -3.f, 3.f);
+        compute_scores(*scorer, impl, shape, s.data(), e.data());
+        const std::vector<float> after(scorer->alignment_logits(), scorer->alignment_logits() + 3 * 17);
+        EXPECT_EQ(after, before) << "scoring changed the alignment logits";
+        EXPECT_TRUE(near_reference("softmax(alignment_logits)", row_softmax(widen(after), 3, 17),
+                                   row_softmax(scorer->reference_score(widen(s), widen(H)), 3, 17)));
+        // The scores themselves still carry the state's term.
+        EXPECT_TRUE(near_reference("scores", e, scorer->reference_score(widen(s), widen(H))));
+      }
     }
-  }
   EXPECT_TRUE(additive_linear_has_them);
 }
 
@@ -245,16 +265,18 @@ TEST(ScorerReference, LessonScoresFromTheSpec) {
   const std::vector<float> H = make_randn(source, 2 * 10 * 16), s = make_randn(source, 2 * 20);
   const ScorerShape shape{2, 10, 16, 20, 32};
   const std::unique_ptr<Scorer> scorer = find_scorer("additive").make(source, shape);
-  OneDnnContext ctx(1);
-  scorer->build(ctx);
-  scorer->prepare(H.data());
-  std::vector<float> e(20);
-  scorer->score(s.data(), e.data());
   const std::vector<double> ref = scorer->reference_score(widen(s), widen(H));
   const double lesson[4] = {0.4903, 0.2351, -0.1706, 0.5322};
-  for (int j = 0; j < 4; ++j) {
+  for (int j = 0; j < 4; ++j)
     EXPECT_NEAR(ref[static_cast<std::size_t>(j)], lesson[j], 0.5e-4) << "reference, j = " << j;
-    EXPECT_NEAR(e[static_cast<std::size_t>(j)], lesson[j], 0.5e-4) << "oneDNN, j = " << j;
+  for (Impl impl : all_impls()) {
+    OneDnnContext ctx(1);
+    scorer->build(ctx, impl);
+    scorer->prepare(H.data());
+    std::vector<float> e(20);
+    compute_scores(*scorer, impl, shape, s.data(), e.data());
+    for (int j = 0; j < 4; ++j)
+      EXPECT_NEAR(e[static_cast<std::size_t>(j)], lesson[j], 0.5e-4) << to_string(impl) << ", j = " << j;
   }
 }
 
@@ -280,15 +302,16 @@ TEST_P(AttentionStepReference, MatchesMaskedSoftmaxAndContext) {
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 7);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 8);
 
-  OneDnnContext ctx(p.threads);
-  const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths);
+  OneDnnContext ctx(p.threads, p.dtype);
+  const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths, p.impl);
 
   std::vector<double> e = scorer->reference_score(widen(s), widen(H));
   const std::vector<double> alpha = ref::masked_softmax(e, p.batch, p.src_len, lengths);
   const std::vector<double> context = ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim);
-  EXPECT_TRUE(near_reference("scores", ours.scores, e));
-  EXPECT_TRUE(near_reference("weights", ours.weights, alpha));
-  EXPECT_TRUE(near_reference("context", ours.context, context));
+  const test::Tolerance tol = test::tolerance_for(p.dtype);
+  EXPECT_TRUE(near_reference("scores", ours.scores, e, tol));
+  EXPECT_TRUE(near_reference("weights", ours.weights, alpha, tol));
+  EXPECT_TRUE(near_reference("context", ours.context, context, tol));
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t j = lengths[count(b)]; j < p.src_len; ++j) {
       EXPECT_EQ(ours.scores[count(b * p.src_len + j)], -std::numeric_limits<float>::infinity());
@@ -299,6 +322,20 @@ TEST_P(AttentionStepReference, MatchesMaskedSoftmaxAndContext) {
 INSTANTIATE_TEST_SUITE_P(AllScorers, AttentionStepReference,
                          ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
                                             ::testing::ValuesIn(test::make_cases(kShapes))),
+                         step_param_name);
+
+// Every scorer's fused step (Impl::fused), same checks.
+INSTANTIATE_TEST_SUITE_P(Fused, AttentionStepReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(test::make_cases(kShapes),
+                                                                                Impl::fused))),
+                         step_param_name);
+
+// Every scorer's scores, weights and context with --dtype bf16 (test::kBf16Tolerance).
+INSTANTIATE_TEST_SUITE_P(Bf16, AttentionStepReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_dtype(test::make_cases(kShapes),
+                                                                                 DType::bf16))),
                          step_param_name);
 
 }  // namespace

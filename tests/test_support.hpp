@@ -1,5 +1,5 @@
-// Shared by the GoogleTest suites: the one f32-vs-double tolerance, deterministic
-// test shapes, and random inputs.
+// Shared by the GoogleTest suites: the f32-vs-double and bf16-vs-double tolerances,
+// deterministic test shapes, and random inputs.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -33,17 +33,44 @@ namespace attnbench::test {
 inline constexpr double kRelTol = 1e-5;
 inline constexpr double kFloorFraction = 0.25;
 
+// How close a result must be to the double reference:
+//   |ours_i - ref_i| <= rel * max(|ref_i|, floor_fraction * max_j |ref_j|).
+struct Tolerance {
+  double rel;
+  double floor_fraction;
+};
+
+inline constexpr Tolerance kF32Tolerance{kRelTol, kFloorFraction};
+
+// --dtype bf16 (every matmul takes bf16 inputs, accumulates in f32): element i passes
+// when |ours_i - ref_i| <= 2^-4 x max_j |ref_j|, i.e. floor_fraction 1.
+// Why: bf16 keeps 8 significant bits, so rounding an input costs a relative error up
+// to u = 2^-8, a product a*b up to 2u, and a dot product of length K is off by at most
+// 2u * sum_i |a_i b_i| (f32 accumulation adds K * 2^-24, negligible). A score passes
+// through up to three such matmuls (U h, W s, then v. or the batched dot, whose inputs
+// are rounded again), and the decoder state feeds last step's errors back in, so the
+// worst case is several u times sum |terms|, which exceeds max |ref| wherever the terms
+// cancel. The reference does not expose sum |terms|, hence a rule relative to the
+// tensor's largest magnitude, calibrated on this suite: the worst is 6.9u (dot scores of
+// a decode's first step, max |ref| 0.013 from terms ~0.05), every other tensor stays
+// below 2.3u (median 0.1u to 1.1u); 16u = 2^-4 leaves a 2.3x margin, and still fails a
+// wrong layout or a stale buffer, whose errors are O(max |ref|).
+inline constexpr Tolerance kBf16Tolerance{0x1p-4, 1.0};
+
+// The tolerance of results computed with matmul inputs of type `dtype`.
+inline Tolerance tolerance_for(DType dtype) { return dtype == DType::bf16 ? kBf16Tolerance : kF32Tolerance; }
+
 // Checks `ours` against `ref` element by element; on failure names the tensor, the
 // first failing index with both values, and how many elements failed.
-// Example: EXPECT_TRUE(near_reference("scores", ours, ref));
+// Example: EXPECT_TRUE(near_reference("scores", ours, ref, tolerance_for(p.dtype)));
 inline ::testing::AssertionResult near_reference(std::string_view name, std::span<const double> ours,
-                                                 std::span<const double> ref) {
+                                                 std::span<const double> ref, Tolerance tolerance = kF32Tolerance) {
   if (ours.size() != ref.size())
     return ::testing::AssertionFailure() << name << ": size " << ours.size() << " != reference size " << ref.size();
   double largest = 0.0;
   for (double r : ref)
     if (std::isfinite(r)) largest = std::max(largest, std::abs(r));
-  const double floor = kFloorFraction * largest;
+  const double floor = tolerance.floor_fraction * largest;
   std::size_t failures = 0, first = 0;
   double first_tol = 0.0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -52,7 +79,7 @@ inline ::testing::AssertionResult near_reference(std::string_view name, std::spa
     if (!std::isfinite(ref[i])) {
       ok = ours[i] == ref[i];  // -inf == -inf; NaN never passes
     } else {
-      tol = kRelTol * std::max(std::abs(ref[i]), floor);
+      tol = tolerance.rel * std::max(std::abs(ref[i]), floor);
       ok = std::abs(ours[i] - ref[i]) <= tol;  // false for NaN or inf in ours
     }
     if (!ok && failures++ == 0) {
@@ -70,9 +97,9 @@ inline ::testing::AssertionResult near_reference(std::string_view name, std::spa
 }
 
 inline ::testing::AssertionResult near_reference(std::string_view name, std::span<const float> ours,
-                                                 std::span<const double> ref) {
+                                                 std::span<const double> ref, Tolerance tolerance = kF32Tolerance) {
   const std::vector<double> widened(ours.begin(), ours.end());
-  return near_reference(name, std::span<const double>(widened), ref);
+  return near_reference(name, std::span<const double>(widened), ref, tolerance);
 }
 
 // One named test point; the name is valid as a gtest parameter name.
@@ -167,6 +194,12 @@ inline std::vector<Case> make_cases(std::size_t count, std::uint32_t seed = kSha
     name << "c" << (i < 10 ? "0" : "") << i << "_" << shape_name(p);
     cases.push_back({name.str(), p});
   }
+  return cases;
+}
+
+// The same cases computed with matmul inputs of type `dtype`.
+inline std::vector<Case> with_dtype(std::vector<Case> cases, DType dtype) {
+  for (Case& c : cases) c.problem.dtype = dtype;
   return cases;
 }
 

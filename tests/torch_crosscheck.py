@@ -26,6 +26,7 @@ from torch_twin import Probe  # noqa: E402
 
 TOLERANCE = 1e-5
 SCORERS = tuple(torch_twin.SCORERS)
+IMPLS = ("onednn", "fused")  # every case runs on both implementations
 # 2**32 + 3: PyTorch seeds MT19937 with the low 32 bits, so this is seed 3's stream.
 SEEDS = (0, 1, 7, 12345, 2**32 + 3)
 
@@ -80,13 +81,14 @@ class Checker:
 
     def __init__(self, binary: str):
         self.binary = binary
+        self.impl = "onednn"  # --impl of the probes checked next
         self.passed = 0
         self.failed = 0
         self.worst = {}  # tensor -> (difference, case, row key)
 
     def command(self, probe: Probe) -> list:
         """The binary's command line for probe."""
-        return [self.binary, "probe"] + probe.flags()
+        return [self.binary, "probe", "--impl", self.impl] + probe.flags()
 
     def compare(self, probe: Probe) -> Optional[str]:
         """Runs both sides for probe; returns None when they agree, else what differs."""
@@ -145,13 +147,15 @@ def main(argv: list) -> int:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     checker = Checker(argv[1])
-    for shape in ONE_STEP_SHAPES:
-        for seed in SEEDS:
-            for scorer in SCORERS:
-                checker.check_probe(Probe(scorer=scorer, seed=seed, **shape))
-    for n, shape in enumerate(DECODE_SHAPES):
-        for k, scorer in enumerate(SCORERS):
-            checker.check_probe(Probe(scorer=scorer, seed=SEEDS[(n + k) % len(SEEDS)], **shape))
+    for impl in IMPLS:
+        checker.impl = impl
+        for shape in ONE_STEP_SHAPES:
+            for seed in SEEDS:
+                for scorer in SCORERS:
+                    checker.check_probe(Probe(scorer=scorer, seed=seed, **shape))
+        for n, shape in enumerate(DECODE_SHAPES):
+            for k, scorer in enumerate(SCORERS):
+                checker.check_probe(Probe(scorer=scorer, seed=SEEDS[(n + k) % len(SEEDS)], **shape))
     checker.check_twin_refuses_fast()
     return checker.report()
 

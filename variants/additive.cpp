@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/fused_kernels.hpp"
+#include "core/fused_projection.hpp"
 #include "variants/projected_keys.hpp"
 
 namespace attnbench {
@@ -17,16 +19,22 @@ class AdditiveScorer final : public Scorer {
         U_(make_linear(source, shape.enc_dim, shape.attn_dim, false)),
         v_(make_linear(source, shape.attn_dim, 1, false)) {}
 
-  void build(OneDnnContext& ctx) override {
+  void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
     keys_op_ = LinearOp(ctx, B * L, U_);
-    query_op_ = LinearOp(ctx, B, W_);
-    add_op_ = BinaryAddOp(ctx, {B, L, A}, {B, 1, A}, use_tanh_ ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::undef);
-    v_op_ = LinearOp(ctx, B * L, v_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
-    hidden_.assign(keys_.size(), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
+    if (impl == Impl::onednn || !use_tanh_) v_op_ = LinearOp(ctx, B * L, v_);
     if (!use_tanh_) key_scores_.assign(static_cast<std::size_t>(B * L), 0.f);
+    if (impl == Impl::onednn) {
+      query_op_ = LinearOp(ctx, B, W_);
+      add_op_ = BinaryAddOp(ctx, {B, L, A}, {B, 1, A},
+                            use_tanh_ ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::undef);
+      hidden_.assign(keys_.size(), 0.f);
+    } else {
+      fused_query_op_ = FusedProjection(ctx, B, W_);
+      if (!use_tanh_) query_scores_.assign(static_cast<std::size_t>(B), 0.f);
+    }
   }
 
   void prepare(const float* H) override {
@@ -42,6 +50,24 @@ class AdditiveScorer final : public Scorer {
     query_op_.run(s, query_.data());
     add_op_.run(keys_.data(), query_.data(), hidden_.data());
     v_op_.run(hidden_.data(), e);
+  }
+
+  void fused_query(const float* s) override {
+    fused_query_op_.run(s, query_.data());
+    // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q once per example.
+    if (!use_tanh_)
+      fused::dot_rows(query_.data(), v_.weight.data(), shape_.batch, shape_.attn_dim, query_scores_.data());
+  }
+
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
+    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
+    if (use_tanh_) {
+      fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+    } else {
+      const float* key_scores = key_scores_.data() + b * L;
+      const float query_score = query_scores_[static_cast<std::size_t>(b)];
+      for (std::int64_t j = 0; j < len; ++j) e_b[j] = key_scores[j] + query_score;
+    }
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -67,7 +93,8 @@ class AdditiveScorer final : public Scorer {
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
   BinaryAddOp add_op_;
-  std::vector<float> keys_, hidden_, query_, key_scores_;
+  FusedProjection fused_query_op_;
+  std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
 };
 
 std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/fused_kernels.hpp"
+#include "core/fused_projection.hpp"
 #include "variants/batched_dot.hpp"
 #include "variants/projected_keys.hpp"
 
@@ -17,13 +19,17 @@ class DotScorer final : public Scorer {
         W_(make_linear(source, shape.dec_dim, shape.attn_dim, false)),
         U_(make_linear(source, shape.enc_dim, shape.attn_dim, false)) {}
 
-  void build(OneDnnContext& ctx) override {
+  void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
     keys_op_ = LinearOp(ctx, B * L, U_);
-    query_op_ = LinearOp(ctx, B, W_);
-    dot_ = BatchedDot(ctx, B, L, A, static_cast<float>(scale_));
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
+    if (impl == Impl::onednn) {
+      query_op_ = LinearOp(ctx, B, W_);
+      dot_ = BatchedDot(ctx, B, L, A, static_cast<float>(scale_));
+    } else {
+      fused_query_op_ = FusedProjection(ctx, B, W_, static_cast<float>(scale_));  // the scale folded into q
+    }
   }
 
   void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
@@ -31,6 +37,13 @@ class DotScorer final : public Scorer {
   void score(const float* s, float* e) override {
     query_op_.run(s, query_.data());
     dot_.run(keys_.data(), query_.data(), e);
+  }
+
+  void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
+
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
+    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
+    fused::dot_rows(keys_.data() + b * L * A, query_.data() + b * A, len, A, e_b);
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -44,6 +57,7 @@ class DotScorer final : public Scorer {
   LinearParams W_, U_;
   LinearOp keys_op_, query_op_;
   BatchedDot dot_;
+  FusedProjection fused_query_op_;
   std::vector<float> keys_, query_;
 };
 

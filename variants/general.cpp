@@ -1,4 +1,5 @@
 // Luong's "general" scorer e_tj = s_{t-1} . (W h_j): keys W h_j are cached per sequence.
+#include "core/fused_kernels.hpp"
 #include "core/scorer.hpp"
 #include "variants/batched_dot.hpp"
 #include "variants/projected_keys.hpp"
@@ -12,16 +13,24 @@ class GeneralScorer final : public Scorer {
   GeneralScorer(ParamSource& source, const ScorerShape& shape)
       : shape_(shape), W_(make_linear(source, shape.enc_dim, shape.dec_dim, false)) {}
 
-  void build(OneDnnContext& ctx) override {
+  void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim;
     keys_op_ = LinearOp(ctx, B * L, W_);
-    dot_ = BatchedDot(ctx, B, L, D, 1.f);
     keys_.assign(static_cast<std::size_t>(B * L * D), 0.f);
+    if (impl == Impl::onednn) dot_ = BatchedDot(ctx, B, L, D, 1.f);
   }
 
   void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
 
   void score(const float* s, float* e) override { dot_.run(keys_.data(), s, e); }
+
+  // The query is s itself: nothing to compute, only to remember.
+  void fused_query(const float* s) override { state_ = s; }
+
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
+    const std::int64_t L = shape_.src_len, D = shape_.dec_dim;
+    fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
+  }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
     return BatchedDot::reference(project_annotations(W_, H, shape_), s, shape_.batch, shape_.src_len,
@@ -34,6 +43,7 @@ class GeneralScorer final : public Scorer {
   LinearOp keys_op_;
   BatchedDot dot_;
   std::vector<float> keys_;
+  const float* state_ = nullptr;  // the s of the last fused_query()
 };
 
 std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& shape) {

@@ -4,11 +4,13 @@
 
 ATTNBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# Debian packages the project builds, tests and plots with.
+# Debian packages the project builds, tests and plots with. libopenblas0-openmp gives
+# python3-torch (built against the generic libblas.so.3) an optimized BLAS, so that the
+# PyTorch peer is measured at its best rather than on netlib's reference loops.
 ATTNBENCH_PACKAGES=(
   g++ cmake make pkg-config
   libdnnl-dev libcli11-dev libbenchmark-dev libgtest-dev libcsv-dev nlohmann-json3-dev libssl-dev
-  python3-torch python3-numpy python3-matplotlib chromium
+  python3-torch python3-numpy python3-matplotlib libopenblas0-openmp chromium
 )
 
 attnbench_missing_packages() {

@@ -76,8 +76,8 @@ std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& le
   const ScorerShape shape{p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim};
   std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
 
-  OneDnnContext ctx(p.threads);
-  const AttentionStep step = run_attention_step(ctx, *scorer, shape, H, s, lengths);
+  OneDnnContext ctx(p.threads, p.dtype);
+  const AttentionStep step = run_attention_step(ctx, *scorer, shape, H, s, lengths, p.impl);
 
   CsvTable table({"tensor", "b", "i", "value"}, wanted);
   add_matrix(table, "scores", std::nullopt, ref::to_double(step.scores), p.batch);
@@ -90,7 +90,7 @@ std::string probe_one_step(const Problem& p, const std::vector<std::int64_t>& le
 std::string probe_decode(Problem p, const std::vector<std::int64_t>& lengths, const std::set<std::string>& wanted) {
   Model model = make_model(p, find_scorer(p.scorer).make);
   model.lengths = lengths;
-  OneDnnContext ctx(p.threads);
+  OneDnnContext ctx(p.threads, p.dtype);
   Harness harness(ctx, model);
   const DecodeTrace trace = harness.run_traced();
 

@@ -30,7 +30,10 @@ const std::vector<FlagDoc>& flag_docs() {
       {"attn_dim", "--attn-dim", "Attention inner size A", false},
       {"vocab", "--vocab", "Vocabulary size (source and target)", true},
       {"threads", "--threads", "OpenMP threads for the oneDNN kernels", false},
-      {"dtype", "--dtype", "Data type: f32", false},
+      {"impl", "--impl", "Implementation: onednn (primitives only) or fused (OpenMP + SIMD, one pass over L)", false},
+      {"dtype", "--dtype",
+       "Matmul input type: f32, or bf16 (f32 accumulation; native on AVX512-BF16 or AMX, emulated on other AVX-512)",
+       false},
       {"seed", "--seed", "Random seed", false},
       {"init", "--init", "Parameter init: fast, or torch (PyTorch's CPU streams, value for value)", false},
       {"len_min", "--len-min",
@@ -66,6 +69,7 @@ void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags) {
   add(app, "attn_dim", p.attn_dim, decoder_flags);
   add(app, "vocab", p.vocab, decoder_flags);
   add(app, "threads", p.threads, decoder_flags);
+  add(app, "impl", flags.impl, decoder_flags);
   add(app, "dtype", flags.dtype, decoder_flags);
   add(app, "seed", p.seed, decoder_flags);
   add(app, "init", flags.init, decoder_flags);
@@ -84,8 +88,14 @@ void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs) {
 Problem to_problem(const ProblemFlags& flags) {
   Problem p = flags.problem;
   find_scorer(p.scorer);
-  if (flags.dtype != "f32")
-    throw std::invalid_argument("--dtype: unsupported data type '" + flags.dtype + "'; supported: f32");
+  if (flags.impl == "fused")
+    p.impl = Impl::fused;
+  else if (flags.impl != "onednn")
+    throw std::invalid_argument("--impl: unknown impl '" + flags.impl + "'; known: onednn, fused");
+  if (flags.dtype == "bf16")
+    p.dtype = DType::bf16;
+  else if (flags.dtype != "f32")
+    throw std::invalid_argument("--dtype: unsupported data type '" + flags.dtype + "'; supported: f32, bf16");
   if (flags.init == "torch")
     p.init = InitKind::torch;
   else if (flags.init == "fast")

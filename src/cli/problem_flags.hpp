@@ -13,6 +13,7 @@ namespace attnbench {
 // Raw flag values; to_problem() checks them.
 struct ProblemFlags {
   Problem problem;
+  std::string impl = "onednn";
   std::string dtype = "f32";
   std::string init = "fast";
 };

@@ -1,4 +1,5 @@
 // `attnbench run`: a sweep over a grid (from flags or a scenario file) into a run folder.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "driver/grid_json.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/scenario.hpp"
+#include "driver/schema.hpp"
 #include "driver/sweep.hpp"
 
 namespace attnbench {
@@ -21,6 +23,7 @@ namespace {
 struct RunOptions {
   std::map<std::string, std::string> specs;  // grid flags given, by field
   std::string scenario, out, resume, shard = "1/1";
+  std::optional<std::string> stages, peer;  // unset: every stage, no peer (or, with --resume, the run's)
   bool force = false, dry_run = false, quiet = false;
   int repetitions = 5;
   double min_time = 0.05;
@@ -38,6 +41,37 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {k, n};
 }
 
+// The stages of a comma list such as "step,keys", in schema order ({"keys", "step"}).
+std::vector<std::string> parse_stages(const std::string& text) {
+  std::vector<std::string> named;
+  std::istringstream in(text + ",");
+  for (std::string name; std::getline(in, name, ',');) {
+    if (std::find(schema::kStages.begin(), schema::kStages.end(), name) == schema::kStages.end()) {
+      std::string known;
+      for (std::string_view stage : schema::kStages) known += (known.empty() ? "" : ", ") + std::string(stage);
+      throw std::invalid_argument("--stages: unknown stage '" + name + "' in '" + text + "'; known: " + known);
+    }
+    named.push_back(name);
+  }
+  std::vector<std::string> stages;
+  for (const std::string& stage : all_stages())
+    if (std::find(named.begin(), named.end(), stage) != named.end()) stages.push_back(stage);
+  return stages;
+}
+
+// The peer of --peer NAME; only "torch" exists (scripts/peer_torch.py on ATTNBENCH_PYTHON).
+PeerCommand parse_peer(const std::string& name) {
+  if (name != "torch") throw std::invalid_argument("--peer: unknown peer '" + name + "'; known: torch");
+  return {ATTNBENCH_PYTHON, project_root() / "scripts" / "peer_torch.py"};
+}
+
+// "a,b" of the JSON list ["a", "b"].
+std::string comma_list(const nlohmann::json& names) {
+  std::string out;
+  for (const nlohmann::json& name : names) out += (out.empty() ? "" : ",") + name.get<std::string>();
+  return out;
+}
+
 nlohmann::json read_meta(const std::filesystem::path& dir) {
   std::ifstream in(dir / "meta.json");
   if (!in) throw std::invalid_argument("--resume: " + (dir / "meta.json").string() + " not found; is this a run folder?");
@@ -53,7 +87,10 @@ SweepOptions sweep_options(const RunOptions& o) {
   s.force = o.force;
   s.dry_run = o.dry_run;
   s.quiet = o.quiet;
-  s.bench = {o.repetitions, o.min_time};
+  s.bench.repetitions = o.repetitions;
+  s.bench.min_time = o.min_time;
+  if (o.stages) s.bench.stages = parse_stages(*o.stages);
+  if (o.peer) s.peer = parse_peer(*o.peer);
   if (o.repetitions < 1) throw std::invalid_argument("--repetitions: must be at least 1, got " + std::to_string(o.repetitions));
   if (!(o.min_time > 0) || !std::isfinite(o.min_time))
     throw std::invalid_argument("--min-time: must be a positive number of seconds, got " + std::to_string(o.min_time));
@@ -65,14 +102,19 @@ SweepOptions sweep_options(const RunOptions& o) {
   s.machine_json = project_root() / "results" / "machine.json";
 
   if (!o.resume.empty()) {
-    if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty())
-      throw std::invalid_argument("--resume: continues the run as it was planned; drop the grid flags, --scenario and --out");
+    if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty() || o.stages || o.peer)
+      throw std::invalid_argument(
+          "--resume: continues the run as it was planned; drop the grid flags, --scenario, --out, --stages and --peer");
     const nlohmann::json meta = read_meta(o.resume);
     s.resume = true;
     s.out_dir = o.resume;
     s.grid = grid_from_json(meta["grid"]);
     s.scenario = meta.value("scenario", "custom");
-    s.bench = {meta.value("repetitions", o.repetitions), meta.value("min_time_s", o.min_time)};
+    s.bench.repetitions = meta.value("repetitions", o.repetitions);
+    s.bench.min_time = meta.value("min_time_s", o.min_time);
+    if (meta.contains("stages") && meta["stages"].is_array())
+      s.bench.stages = parse_stages(comma_list(meta["stages"]));
+    if (meta.contains("peer") && meta["peer"].is_object()) s.peer = parse_peer(meta["peer"].value("name", ""));
     if (meta.contains("shard")) std::tie(s.shard_index, s.shard_count) = parse_shard(meta["shard"]);
     return s;
   }
@@ -117,6 +159,12 @@ void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
   sub->add_option("--min-time", o->min_time, "Seconds each repetition runs at least")->capture_default_str();
   sub->add_option("--max-memory", o->max_memory_gib,
                   "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
+  sub->add_option("--stages", o->stages,
+                  "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,"
+                  "encoder,decode)");
+  sub->add_option("--peer", o->peer,
+                  "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch "
+                  "eager, scripts/peer_torch.py; once per point whatever its impl)");
   sub->add_flag("--dry-run", o->dry_run, "List the points with memory and time estimates; run nothing");
   sub->add_option("--shard", o->shard, "Run shard K of N (every N-th point from K); join with `attnbench merge`")
       ->capture_default_str();

@@ -1,4 +1,4 @@
-// One attention step on given H and s: scores, masked softmax, context, on oneDNN.
+// One attention step on given H and s: scores, masked softmax, context.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,9 @@ struct AttentionStep {
   std::vector<float> context;  // (B, E)
 };
 
-// Builds `scorer` on ctx, prepares keys from H (B, L, E) and scores s (B, D).
+// Builds `scorer` on ctx for `impl`, prepares keys from H (B, L, E) and scores s (B, D).
 AttentionStep run_attention_step(OneDnnContext& ctx, Scorer& scorer, const ScorerShape& shape,
                                  const std::vector<float>& H, const std::vector<float>& s,
-                                 const std::vector<std::int64_t>& lengths);
+                                 const std::vector<std::int64_t>& lengths, Impl impl = Impl::onednn);
 
 }  // namespace attnbench

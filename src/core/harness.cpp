@@ -26,7 +26,8 @@ Harness::Harness(OneDnnContext& ctx, Model& model)
       cell_(ctx, 1, p_.batch, {&model.cell}),
       bridge_(ctx, p_.batch, model.bridge, dnnl::algorithm::eltwise_tanh),
       out_(ctx, p_.batch, model.out),
-      attend_(ctx, p_.batch, p_.src_len, p_.enc_dim, model.lengths),
+      attend_(p_.impl == Impl::onednn ? Attend(ctx, p_.batch, p_.src_len, p_.enc_dim, model.lengths) : Attend()),
+      fused_(p_.impl == Impl::fused ? FusedAttend(ctx.threads(), model.scorer_shape(), model.lengths) : FusedAttend()),
       embedded_(zeros(p_.batch * p_.src_len * p_.emb_dim)),
       annotations_(zeros(p_.batch * p_.src_len * p_.enc_dim)),
       final_iter_(zeros(2 * p_.batch * p_.enc_hidden())),
@@ -38,7 +39,7 @@ Harness::Harness(OneDnnContext& ctx, Model& model)
       cell_input_(zeros(p_.batch * (p_.emb_dim + p_.enc_dim))),
       out_input_(zeros(p_.batch * (p_.dec_dim + p_.enc_dim))),
       logits_(zeros(p_.batch * p_.vocab)) {
-  model.scorer->build(ctx);
+  model.scorer->build(ctx, p_.impl);
 }
 
 void Harness::encode() {
@@ -53,13 +54,33 @@ void Harness::encode() {
 
 void Harness::prepare_keys() { model_.scorer->prepare(annotations_.data()); }
 
-void Harness::score() { model_.scorer->score(state_.data(), scores_.data()); }
+void Harness::score() {
+  if (p_.impl == Impl::fused) {
+    fused_.score(*model_.scorer, state_.data(), scores_.data());
+    return;
+  }
+  model_.scorer->score(state_.data(), scores_.data());
+}
 
 void Harness::attend() {
+  const float* static_logits = model_.scorer->alignment_logits();
+  if (p_.impl == Impl::fused) {
+    fused_.attend(static_logits ? static_logits : scores_.data(), annotations_.data(), weights_.data(),
+                  context_.data());
+    return;
+  }
   attend_.mask(scores_.data());
-  const float* logits = model_.scorer->alignment_logits();
-  attend_.softmax(logits ? logits : scores_.data(), weights_.data());
+  attend_.softmax(static_logits ? static_logits : scores_.data(), weights_.data());
   attend_.context(weights_.data(), annotations_.data(), context_.data());
+}
+
+void Harness::score_and_attend() {
+  if (p_.impl == Impl::fused) {
+    fused_.step(*model_.scorer, state_.data(), annotations_.data(), scores_.data(), weights_.data(), context_.data());
+    return;
+  }
+  score();
+  attend();
 }
 
 void Harness::cell(std::int64_t t) {
@@ -79,8 +100,7 @@ void Harness::output() {
 }
 
 void Harness::step(std::int64_t t) {
-  score();
-  attend();
+  score_and_attend();
   cell(t);
   output();
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/attend.hpp"
+#include "core/fused_attend.hpp"
 #include "core/gru_layer.hpp"
 #include "core/matmul_op.hpp"
 #include "core/model.hpp"
@@ -14,7 +15,9 @@
 namespace attnbench {
 
 // All primitives are created in the constructor, on ctx's thread count; the stage
-// methods allocate nothing. Example:
+// methods allocate nothing. problem.impl picks how score and attend are computed:
+// oneDNN primitives (Impl::onednn) or the fused per-example kernels (Impl::fused);
+// either way they fill the same tensors. Example:
 //   OneDnnContext ctx(p.threads); Model m = make_model(p, factory);
 //   Harness h(ctx, m); DecodeTrace trace = h.run_traced();
 class Harness {
@@ -29,6 +32,8 @@ class Harness {
   void score();
   // Stage `attend`: masked softmax and context vector.
   void attend();
+  // Stage `step`: score() and attend(); Impl::fused does both in one pass over the examples.
+  void score_and_attend();
   // Stage `cell`: s_t = GRUCell([emb(y_t); c_t], s_{t-1}), teacher-forced on target column t.
   void cell(std::int64_t t);
   // Stage `output`: logits = Out([s_t; c_t]).
@@ -53,7 +58,8 @@ class Harness {
   const Problem& p_;
   GruLayer encoder_, cell_;
   LinearOp bridge_, out_;
-  Attend attend_;
+  Attend attend_;      // Impl::onednn
+  FusedAttend fused_;  // Impl::fused
   std::vector<float> embedded_, annotations_, final_iter_, state_, next_state_, scores_, weights_, context_,
       cell_input_, out_input_, logits_;
 };

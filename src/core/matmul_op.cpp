@@ -1,5 +1,8 @@
 #include "core/matmul_op.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace attnbench {
 
 namespace {
@@ -10,7 +13,34 @@ using dt = dnnl::memory::data_type;
 dnnl::memory unbound(OneDnnContext& ctx, const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, ctx.engine(), DNNL_MEMORY_NONE);
 }
+
+// The data type of the matmul inputs on ctx.
+dt input_type(const OneDnnContext& ctx) { return ctx.dtype() == DType::bf16 ? dt::bf16 : dt::f32; }
+
+// The matmul primitive descriptor; on a bf16 context a CPU without a bf16 matmul gets
+// one clear line instead of oneDNN's "could not create a primitive descriptor".
+dnnl::matmul::primitive_desc matmul_pd(OneDnnContext& ctx, const dnnl::matmul::desc& desc,
+                                       const dnnl::primitive_attr& attr) {
+  try {
+    return dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+  } catch (const dnnl::error& e) {
+    if (ctx.dtype() != DType::bf16 || e.status != dnnl_unimplemented) throw;
+    throw std::runtime_error("--dtype bf16: oneDNN has no bf16 matmul on this CPU (ISA " + effective_isa_name() + ")");
+  }
+}
 }  // namespace
+
+Bf16Operand::Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to)
+    : ctx_(&ctx),
+      reorder_(dnnl::reorder::primitive_desc(ctx.engine(), from, ctx.engine(), to)),
+      from_(unbound(ctx, from)),
+      to_(to, ctx.engine()),
+      args_{{DNNL_ARG_FROM, from_}, {DNNL_ARG_TO, to_}} {}
+
+void Bf16Operand::convert(const float* data) {
+  from_.set_data_handle(const_cast<float*>(data));
+  reorder_.execute(ctx_->stream(), args_);
+}
 
 dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha, float beta) {
   dnnl::primitive_attr attr;
@@ -23,47 +53,68 @@ dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha, float
 
 MatmulOp::MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
                    const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr)
-    : ctx_(&ctx),
-      primitive_(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), attr, ctx.engine())),
-      src_(unbound(ctx, src)),
-      weights_(unbound(ctx, weights)),
-      dst_(unbound(ctx, dst)) {}
+    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), src_(unbound(ctx, src)), weights_(unbound(ctx, weights)),
+      dst_(unbound(ctx, dst)) {
+  if (bf16_) {
+    const dnnl::memory::desc src_bf16 = plain_desc(src.dims(), dt::bf16);
+    const dnnl::memory::desc weights_bf16 = plain_desc(weights.dims(), dt::bf16);
+    primitive_ = dnnl::matmul(matmul_pd(ctx, dnnl::matmul::desc(src_bf16, weights_bf16, dst), attr));
+    src_bf16_ = Bf16Operand(ctx, src, src_bf16);
+    weights_bf16_ = Bf16Operand(ctx, weights, weights_bf16);
+    args_ = {{DNNL_ARG_SRC, src_bf16_.converted()},
+             {DNNL_ARG_WEIGHTS, weights_bf16_.converted()},
+             {DNNL_ARG_DST, dst_}};
+  } else {
+    primitive_ = dnnl::matmul(matmul_pd(ctx, dnnl::matmul::desc(src, weights, dst), attr));
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+  }
+}
 
 void MatmulOp::run(const float* src, const float* weights, float* dst) {
-  src_.set_data_handle(const_cast<float*>(src));
-  weights_.set_data_handle(const_cast<float*>(weights));
+  if (bf16_) {
+    src_bf16_.convert(src);
+    weights_bf16_.convert(weights);
+  } else {
+    src_.set_data_handle(const_cast<float*>(src));
+    weights_.set_data_handle(const_cast<float*>(weights));
+  }
   dst_.set_data_handle(dst);
-  primitive_.execute(ctx_->stream(), {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+  primitive_.execute(ctx_->stream(), args_);
   ctx_->stream().wait();
 }
 
 LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, dnnl::algorithm activation)
-    : ctx_(&ctx) {
+    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16) {
   const dnnl::memory::desc src = plain_desc({rows, params.in});
+  const dnnl::memory::desc matmul_src = plain_desc({rows, params.in}, input_type(ctx));
   const dnnl::memory::desc dst = plain_desc({rows, params.out});
   const dnnl::memory::desc user_weights({params.in, params.out}, dt::f32, tag::ba);  // torch's (out, in)
-  const dnnl::memory::desc any_weights({params.in, params.out}, dt::f32, tag::any);
+  const dnnl::memory::desc any_weights({params.in, params.out}, input_type(ctx), tag::any);
   const bool has_bias = !params.bias.empty();
   const dnnl::memory::desc bias = has_bias ? plain_desc({1, params.out}) : dnnl::memory::desc();
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any_weights, bias, dst),
-                                        eltwise_attr(activation), ctx.engine());
+  const dnnl::matmul::primitive_desc pd =
+      matmul_pd(ctx, dnnl::matmul::desc(matmul_src, any_weights, bias, dst), eltwise_attr(activation));
   primitive_ = dnnl::matmul(pd);
   const dnnl::memory given(user_weights, ctx.engine(), const_cast<float*>(params.weight.data()));
-  weights_ = reorder_into(ctx, given, pd.weights_desc());
+  weights_ = reorder_into(ctx, given, pd.weights_desc());  // converts to bf16 on a bf16 context
+  src_ = unbound(ctx, src);
+  dst_ = unbound(ctx, dst);
+  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src);
+  args_ = {{DNNL_ARG_SRC, bf16_ ? src_bf16_.converted() : src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
   if (has_bias) {
     bias_ = dnnl::memory(bias, ctx.engine());
     std::copy(params.bias.begin(), params.bias.end(), static_cast<float*>(bias_.get_data_handle()));
+    args_.emplace(DNNL_ARG_BIAS, bias_);
   }
-  src_ = unbound(ctx, src);
-  dst_ = unbound(ctx, dst);
 }
 
 void LinearOp::run(const float* x, float* y) {
-  src_.set_data_handle(const_cast<float*>(x));
+  if (bf16_)
+    src_bf16_.convert(x);
+  else
+    src_.set_data_handle(const_cast<float*>(x));
   dst_.set_data_handle(y);
-  ExecArgs args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
-  if (bias_) args.emplace(DNNL_ARG_BIAS, bias_);
-  primitive_.execute(ctx_->stream(), args);
+  primitive_.execute(ctx_->stream(), args_);
   ctx_->stream().wait();
 }
 

@@ -8,8 +8,30 @@
 
 namespace attnbench {
 
+// The f32 -> bf16 conversion of one operand of a bf16 matmul: the reorder primitive
+// and the bf16 buffer are created once, convert() only enqueues the reorder on ctx's
+// stream (the caller's next primitive on that stream sees the result).
+// Example: Bf16Operand x(ctx, plain_desc({B, K}), plain_desc({B, K}, bf16)); x.convert(data);
+class Bf16Operand {
+ public:
+  Bf16Operand() = default;
+  Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+
+  // Enqueues the conversion of `data`, laid out as `from`, into converted().
+  void convert(const float* data);
+  const dnnl::memory& converted() const { return to_; }
+
+ private:
+  OneDnnContext* ctx_ = nullptr;
+  dnnl::reorder reorder_;
+  dnnl::memory from_, to_;
+  ExecArgs args_;
+};
+
 // dst = src x weights (+ post-ops), all plain row-major f32 with possibly strided
 // weights; the buffers are given at each run. Example: a (B,L,A) x (B,A,1) batched product.
+// On a bf16 context both inputs are activations converted to plain bf16 at each run
+// (Bf16Operand), the product accumulates in f32 and dst stays f32.
 class MatmulOp {
  public:
   MatmulOp() = default;
@@ -20,12 +42,17 @@ class MatmulOp {
 
  private:
   OneDnnContext* ctx_ = nullptr;
+  bool bf16_ = false;
   dnnl::matmul primitive_;
   dnnl::memory src_, weights_, dst_;
+  Bf16Operand src_bf16_, weights_bf16_;
+  ExecArgs args_;
 };
 
 // y = act(x W^T + b) for a (rows, in) input, like nn.Linear followed by an optional
 // eltwise activation. The weights are reordered once into oneDNN's preferred layout.
+// On a bf16 context that layout is bf16 (converted once) and x is converted to bf16 at
+// each run into a buffer allocated once; the bias, the accumulation and y stay f32.
 class LinearOp {
  public:
   LinearOp() = default;
@@ -36,8 +63,11 @@ class LinearOp {
 
  private:
   OneDnnContext* ctx_ = nullptr;
+  bool bf16_ = false;
   dnnl::matmul primitive_;
   dnnl::memory src_, weights_, bias_, dst_;
+  Bf16Operand src_bf16_;
+  ExecArgs args_;
 };
 
 // dst = act(src0 + src1) with numpy broadcasting of src1 (e.g. (B,L,A) + (B,1,A)).

@@ -11,12 +11,13 @@ dnnl::engine make_engine(int threads) {
 }
 }  // namespace
 
-OneDnnContext::OneDnnContext(int threads) : threads_(threads), engine_(make_engine(threads)), stream_(engine_) {}
+OneDnnContext::OneDnnContext(int threads, DType dtype)
+    : threads_(threads), dtype_(dtype), engine_(make_engine(threads)), stream_(engine_) {}
 
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
   dnnl::memory::dims strides(dims.size(), 1);
   for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
 }
 
 dnnl::memory wrap(OneDnnContext& ctx, const dnnl::memory::dims& dims, const float* data) {

@@ -6,20 +6,27 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/problem.hpp"
+
 namespace attnbench {
 
 // Creating a context sets the OpenMP thread count that every primitive created
-// and executed afterwards on this thread uses. Example: OneDnnContext ctx(2);
+// and executed afterwards on this thread uses. `dtype` is the input type of every
+// matmul built on it (LinearOp, MatmulOp): bf16 converts both operands to bf16 and
+// accumulates in f32; softmax, binary ops and the GRU layers stay f32 either way.
+// Example: OneDnnContext ctx(p.threads, p.dtype);
 class OneDnnContext {
  public:
-  explicit OneDnnContext(int threads);
+  explicit OneDnnContext(int threads, DType dtype = DType::f32);
 
   dnnl::engine& engine() { return engine_; }
   dnnl::stream& stream() { return stream_; }
   int threads() const { return threads_; }
+  DType dtype() const { return dtype_; }
 
  private:
   int threads_;
+  DType dtype_;
   dnnl::engine engine_;
   dnnl::stream stream_;
 };
@@ -30,10 +37,12 @@ using ExecArgs = std::unordered_map<int, dnnl::memory>;
 // A memory object over caller-owned f32 data, row-major with the given dims.
 dnnl::memory wrap(OneDnnContext& ctx, const dnnl::memory::dims& dims, const float* data);
 
-// A plain row-major f32 descriptor.
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
+// A plain row-major (dense) descriptor, f32 unless `type` says otherwise.
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
+                              dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 
-// Copies f32 data from the layout of `from` into a new memory of layout `to`.
+// Copies data from the layout of `from` into a new memory of layout `to`, converting
+// the data type when the two differ (e.g. f32 weights into a bf16 blocked layout).
 dnnl::memory reorder_into(OneDnnContext& ctx, const dnnl::memory& from, const dnnl::memory::desc& to);
 
 // oneDNN's version, e.g. "2.6.3".

@@ -86,13 +86,14 @@ void validate(const Problem& p) {
 }
 
 std::string to_string(InitKind k) { return k == InitKind::torch ? "torch" : "fast"; }
-std::string to_string(DType) { return "f32"; }
+std::string to_string(DType d) { return d == DType::bf16 ? "bf16" : "f32"; }
+std::string to_string(Impl i) { return i == Impl::fused ? "fused" : "onednn"; }
 
 std::string repro_flags(const Problem& p) {
   std::ostringstream out;
   out << "--scorer " << p.scorer << " --batch " << p.batch << " --src-len " << p.src_len << " --tgt-len "
       << p.tgt_len << " --emb-dim " << p.emb_dim << " --enc-dim " << p.enc_dim << " --dec-dim " << p.dec_dim
-      << " --attn-dim " << p.attn_dim << " --vocab " << p.vocab << " --threads " << p.threads << " --dtype "
+      << " --attn-dim " << p.attn_dim << " --vocab " << p.vocab << " --threads " << p.threads << " --impl " << to_string(p.impl) << " --dtype "
       << to_string(p.dtype) << " --seed " << p.seed << " --init " << to_string(p.init) << " --len-min "
       << p.len_min;
   return out.str();

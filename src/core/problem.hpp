@@ -8,7 +8,11 @@
 namespace attnbench {
 
 enum class InitKind { fast, torch };
-enum class DType { f32 };
+// How a step is computed: oneDNN primitives only, or the fused OpenMP + SIMD kernels
+// (scores, masked softmax and context in one pass over the source, no (B, L, A) tensor).
+enum class Impl { onednn, fused };
+// Input type of the oneDNN matmuls (bf16 accumulates in f32 and writes f32).
+enum class DType { f32, bf16 };
 
 // Sizes and settings of one encoder-decoder run. enc_dim is 2 x the encoder's
 // GRU hidden size (forward and backward states are concatenated).
@@ -23,6 +27,7 @@ struct Problem {
   std::int64_t attn_dim = 32;
   std::int64_t vocab = 100;
   int threads = 1;
+  Impl impl = Impl::onednn;
   DType dtype = DType::f32;
   std::uint64_t seed = 0;
   InitKind init = InitKind::fast;
@@ -51,6 +56,7 @@ void validate(const Problem& p);
 
 std::string to_string(InitKind k);
 std::string to_string(DType d);
+std::string to_string(Impl i);
 
 // A shell command that runs exactly this point again, e.g.
 // "attnbench probe --scorer dot --batch 2 ...".

@@ -9,6 +9,7 @@
 
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
+#include "core/problem.hpp"
 
 namespace attnbench {
 
@@ -23,13 +24,25 @@ class Scorer {
  public:
   virtual ~Scorer() = default;
 
-  // Creates the oneDNN primitives for the shape; call once before prepare().
-  virtual void build(OneDnnContext& ctx) = 0;
-  // Computes the step-independent keys from H; H must stay alive while score() is used.
+  // Creates what `impl` scores with: the keys' oneDNN primitives (both impls), then
+  // score()'s primitives (Impl::onednn) or the fused query (Impl::fused). Call once
+  // before prepare().
+  virtual void build(OneDnnContext& ctx, Impl impl) = 0;
+  // Computes the step-independent keys from H; H must stay alive while scores are computed.
   virtual void prepare(const float* H) = 0;
   // Writes e (B, L) for the state s (B, D), using the keys of the last prepare().
+  // Needs build(ctx, Impl::onednn).
   virtual void score(const float* s, float* e) = 0;
-  // Scores that differ from score()'s by a constant per example and do not depend on s,
+
+  // The fused path (needs build(ctx, Impl::fused)); neither call allocates.
+  // Computes the step-dependent part of the scores for the whole batch from the state
+  // s (B, D), e.g. q = W s; s must stay valid until fused_score_row() is done with it.
+  virtual void fused_query(const float* s) = 0;
+  // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
+  // and the last fused_query(). Safe to call concurrently for different b.
+  virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const = 0;
+
+  // Scores that differ from score()'s (and the fused rows) by a constant per example and do not depend on s,
   // when the scorer has them (softmax is shift-invariant, so they give the same weights,
   // bit-identical at every step); nullptr otherwise. Valid after prepare().
   virtual const float* alignment_logits() const { return nullptr; }

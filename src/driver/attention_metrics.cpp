@@ -136,14 +136,33 @@ AttentionMetrics measure_attention(const DecodeTrace& trace, std::span<const std
   return m;
 }
 
+double mean_entropy_difference(const DecodeTrace& trace, const DecodeTrace& baseline,
+                               std::span<const std::int64_t> lengths, std::int64_t batch, std::int64_t src_len) {
+  check_shapes(trace, lengths, batch, src_len);
+  check_shapes(baseline, lengths, batch, src_len);
+  if (trace.steps.size() != baseline.steps.size())
+    throw std::invalid_argument("mean_entropy_difference: " + std::to_string(trace.steps.size()) +
+                                " decode steps against a baseline of " + std::to_string(baseline.steps.size()));
+  const auto L = static_cast<std::size_t>(src_len);
+  Mean difference;
+  for (std::size_t t = 0; t < trace.steps.size(); ++t)
+    for (std::size_t b = 0; b < static_cast<std::size_t>(batch); ++b) {
+      const auto len = static_cast<std::size_t>(lengths[b]);
+      difference.add(entropy(std::span(trace.steps[t].weights.data() + b * L, len)) -
+                     entropy(std::span(baseline.steps[t].weights.data() + b * L, len)));
+    }
+  return difference.value();
+}
+
 std::vector<std::string> metric_cells(const AttentionMetrics& m) {
   // Same order as schema::kEntropyValues; the static_assert catches a column added there only.
   std::vector<std::string> cells = {
       std::to_string(m.samples),          format_double(m.entropy_mean),      format_double(m.entropy_std),
       format_double(m.entropy_min),       format_double(m.entropy_max),       format_double(m.entropy_norm_mean),
       format_double(m.max_weight_mean),   format_double(m.support_mean),      format_double(m.drift_mean),
-      format_double(m.jacobian_fro_mean), format_double(m.score_std_mean),    format_double(m.mask_leak_max)};
-  static_assert(schema::kEntropyValues.size() == 12, "metric_cells: update for the new entropy.csv column");
+      format_double(m.jacobian_fro_mean), format_double(m.score_std_mean),    format_double(m.mask_leak_max),
+      format_double(m.entropy_diff_f32)};
+  static_assert(schema::kEntropyValues.size() == 13, "metric_cells: update for the new entropy.csv column");
   return cells;
 }
 

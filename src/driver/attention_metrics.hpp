@@ -29,6 +29,8 @@ struct AttentionMetrics {
                                     //   = sqrt(sum a^2 - 2 sum a^3 + (sum a^2)^2)
   double score_std_mean = 0.0;      // mean of the population std of each row's valid scores
   double mask_leak_max = 0.0;       // largest total weight on padded positions j >= lengths[b]
+  double entropy_diff_f32 = 0.0;    // mean of H - H(f32 run of the same point) over rows:
+                                    // the driver sets it for bf16 rows; 0 for f32 rows
 };
 
 // Measures the attention shape of `trace`, whose steps hold scores and weights of shape
@@ -37,6 +39,13 @@ struct AttentionMetrics {
 // Example: measure_attention(harness.run_traced(), model.lengths, p.batch, p.src_len).
 AttentionMetrics measure_attention(const DecodeTrace& trace, std::span<const std::int64_t> lengths,
                                    std::int64_t batch, std::int64_t src_len);
+
+// Mean over decode steps x examples of entropy(trace) - entropy(baseline) on the valid
+// positions, where both traces come from the same point (e.g. bf16 and its f32 run);
+// NaN with no decode steps. Throws std::invalid_argument when the sizes or the step
+// counts do not fit. Example: m.entropy_diff_f32 = mean_entropy_difference(bf16, f32, ...).
+double mean_entropy_difference(const DecodeTrace& trace, const DecodeTrace& baseline,
+                               std::span<const std::int64_t> lengths, std::int64_t batch, std::int64_t src_len);
 
 // Returns the value cells of an entropy.csv row, in schema::kEntropyValues order;
 // samples as an integer, the rest with "%.9g".

@@ -35,9 +35,12 @@ StageCost score(const Problem& p, const Sizes& s) {
   if (p.scorer == "general") return {2 * s.B * s.L * s.D, 4 * (s.B * s.L * s.D + s.B * s.D + s.B * s.L)};
   const StageCost query = linear(s.B, s.D, s.A);
   if (is_additive(p.scorer)) {
-    // K + q (and tanh) over (B, L, A), written once and read again by v.
-    const double elementwise = (p.scorer == "additive" ? 2 : 1) * s.B * s.L * s.A;
-    return query + StageCost{elementwise, 4 * 2 * s.B * s.L * s.A} + linear(s.B * s.L, s.A, 1);
+    const double hidden = s.B * s.L * s.A;
+    const double elementwise = (p.scorer == "additive" ? 2 : 1) * hidden;  // K + q, and tanh as one flop
+    // fused: v . act(k_j + q) per position, reading K once; no (B, L, A) tensor.
+    if (p.impl == Impl::fused) return query + StageCost{elementwise + 2 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+    // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
+    return query + StageCost{elementwise, 4 * 2 * hidden} + linear(s.B * s.L, s.A, 1);
   }
   const double scale = p.scorer == "scaled_dot" ? s.B * s.L : 0;
   return query + StageCost{2 * s.B * s.L * s.A + scale, 4 * (s.B * s.L * s.A + s.B * s.L)};

@@ -37,7 +37,7 @@ double point_seconds(const GridPoint& point, const BenchSettings& settings) {
     // Parameter init touches every weight once (~10 ns per value under --init torch).
     seconds += static_cast<double>(estimated_bytes(p)) / 4.0 * (p.init == InitKind::torch ? 10e-9 : 1e-9);
     seconds += stage_seconds(p, "encoder") + stage_seconds(p, "decode");  // the traced decode
-    for (std::string_view stage : schema::kStages)
+    for (const std::string& stage : settings.stages)
       seconds += settings.repetitions * kRepetitionOverhead * std::max(settings.min_time, stage_seconds(p, stage));
   }
   return seconds;

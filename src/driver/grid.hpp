@@ -57,7 +57,7 @@ inline constexpr std::size_t kMaxBlockPoints = 1000000;
 // without duplicate points: blocks yielding the same Problem share one point whose
 // scorers are the union (first-seen order). Within a block the first field named varies
 // slowest; a block that names no scorer runs defaults.scorer. Every point passes
-// validate_sizes() (memory is not checked here); dtype must be f32, init fast or torch.
+// validate_sizes() (memory is not checked here); impl onednn or fused, dtype f32 or bf16, init fast or torch.
 // Example: expand({{{{"src_len", "10,50"}, {"threads", "1,2"}}}}, Problem{}, ',') yields
 // (10,1), (10,2), (50,1), (50,2). Throws GridError naming the field, value and block.
 Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char list_separator);

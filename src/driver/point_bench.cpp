@@ -51,7 +51,7 @@ std::function<void()> stage_work(Harness& h, std::string_view stage) {
   if (stage == "keys") return [&h] { h.prepare_keys(); };
   if (stage == "score") return [&h] { h.score(); };
   if (stage == "attend") return [&h] { h.attend(); };
-  if (stage == "step") return [&h] { h.score(); h.attend(); };
+  if (stage == "step") return [&h] { h.score_and_attend(); };
   if (stage == "cell") return [&h] { h.cell(0); };
   if (stage == "output") return [&h] { h.output(); };
   if (stage == "encoder") return [&h] { h.encode(); };
@@ -64,11 +64,21 @@ struct ScorerRig {
   std::unique_ptr<Harness> harness;
 };
 
+// The traced decode of p computed in f32 (same seed, init and sizes) on a context and
+// model of its own, which are freed before returning.
+DecodeTrace f32_trace(Problem p) {
+  p.dtype = DType::f32;
+  OneDnnContext ctx(p.threads, p.dtype);
+  Model model = make_model(p, find_scorer(p.scorer).make);
+  Harness harness(ctx, model);
+  return harness.run_traced();
+}
+
 }  // namespace
 
 std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const BenchSettings& settings) {
   initialize_benchmark_library();
-  OneDnnContext ctx(point.problem.threads);
+  OneDnnContext ctx(point.problem.threads, point.problem.dtype);
   std::vector<ScorerRig> rigs(point.scorers.size());
   std::vector<ScorerMeasurement> results(point.scorers.size());
   for (std::size_t i = 0; i < point.scorers.size(); ++i) {
@@ -79,11 +89,14 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
     const DecodeTrace trace = rigs[i].harness->run_traced();
     results[i].scorer = p.scorer;
     results[i].metrics = measure_attention(trace, rigs[i].model.lengths, p.batch, p.src_len);
+    if (p.dtype != DType::f32)
+      results[i].metrics.entropy_diff_f32 =
+          mean_entropy_difference(trace, f32_trace(p), rigs[i].model.lengths, p.batch, p.src_len);
   }
 
   for (std::size_t i = 0; i < rigs.size(); ++i)
-    for (std::string_view stage : schema::kStages) {
-      const std::string name = std::to_string(i) + "/" + std::string(stage);
+    for (const std::string& stage : settings.stages) {
+      const std::string name = std::to_string(i) + "/" + stage;
       benchmark::RegisterBenchmark(name.c_str(),
                                    [work = stage_work(*rigs[i].harness, stage)](benchmark::State& state) {
                                      for (auto _ : state) work();
@@ -98,8 +111,8 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
   benchmark::ClearRegisteredBenchmarks();
 
   for (std::size_t i = 0; i < rigs.size(); ++i)
-    for (std::string_view stage : schema::kStages)
-      results[i].samples[std::string(stage)] = collector.samples[std::to_string(i) + "/" + std::string(stage)];
+    for (const std::string& stage : settings.stages)
+      results[i].samples[stage] = collector.samples[std::to_string(i) + "/" + stage];
   return results;
 }
 

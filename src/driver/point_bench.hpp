@@ -8,12 +8,17 @@
 
 #include "driver/attention_metrics.hpp"
 #include "driver/grid.hpp"
+#include "driver/schema.hpp"
 
 namespace attnbench {
 
+// Every timed stage, in schema order: {"keys", "score", ..., "decode"}.
+inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
+
 struct BenchSettings {
   int repetitions = 5;
-  double min_time = 0.05;  // seconds per repetition
+  double min_time = 0.05;                          // seconds per repetition
+  std::vector<std::string> stages = all_stages();  // the stages to time (--stages), in schema order
 };
 
 // Real time of one iteration, averaged over the `iterations` of one repetition.
@@ -23,8 +28,8 @@ struct Sample {
   double ns = 0;
 };
 
-// What one scorer at one point measured: samples per stage (schema::kStages order
-// in `stages`), and the attention metrics of one traced decode.
+// What one scorer at one point measured: samples per timed stage (BenchSettings::stages;
+// the others are absent), and the attention metrics of one traced decode.
 struct ScorerMeasurement {
   std::string scorer;
   std::map<std::string, std::vector<Sample>, std::less<>> samples;

@@ -19,17 +19,15 @@ std::string number(double x) {
 
 namespace {
 
-// The cells of `columns` for p: Problem fields as the grid prints them; `impl` and
-// `stage` are not Problem fields and come from the caller.
+// The cells of `columns` for p: Problem fields as the grid prints them; `stage` is not
+// a Problem field and comes from the caller.
 template <std::size_t N>
 std::vector<std::string> key_cells(const std::array<std::string_view, N>& columns, const Problem& p,
-                                   std::string_view stage, std::string_view impl) {
+                                   std::string_view stage) {
   const auto fields = field_values(p);
   std::vector<std::string> cells;
   for (std::string_view column : columns) {
-    if (column == "impl") {
-      cells.emplace_back(impl);
-    } else if (column == "stage") {
+    if (column == "stage") {
       cells.emplace_back(stage);
     } else {
       const auto found = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.first == column; });
@@ -41,11 +39,11 @@ std::vector<std::string> key_cells(const std::array<std::string_view, N>& column
 
 }  // namespace
 
-std::vector<std::string> timing_key(const Problem& p, std::string_view stage, std::string_view impl) {
-  return key_cells(schema::kTimingKey, p, stage, impl);
+std::vector<std::string> timing_key(const Problem& p, std::string_view stage) {
+  return key_cells(schema::kTimingKey, p, stage);
 }
 
-std::vector<std::string> entropy_key(const Problem& p) { return key_cells(schema::kEntropyKey, p, "", ""); }
+std::vector<std::string> entropy_key(const Problem& p) { return key_cells(schema::kEntropyKey, p, ""); }
 
 namespace {
 
@@ -67,11 +65,12 @@ std::string timing_row(const Problem& p, std::string_view stage, const std::vect
   const StageCost cost = stage_cost(p, stage);
   const double per_step = is_sequence_stage(stage) ? stats.median / static_cast<double>(p.tgt_len) : stats.median;
   const double gflops = cost.flops / stats.median, gbps = cost.bytes / stats.median;  // per ns = G per s
-  const std::string pct = roofline ? number(roofline->percent(p.threads, cost, stats.median)) : "";
+  const std::string pct = roofline ? number(roofline->percent(p.threads, p.dtype, cost, stats.median)) : "";
+  const std::string bound = roofline ? roofline->bound(p.threads, p.dtype, cost) : "";
   const std::vector<std::string> values = {
       std::to_string(samples.size()), std::to_string(iterations), number(stats.median), number(stats.mean),
       number(stats.stddev), number(stats.cv), number(stats.min), number(stats.max), number(per_step),
-      number(cost.flops), number(cost.bytes), number(gflops), number(gbps), pct, "ok", repro};
+      number(cost.flops), number(cost.bytes), number(gflops), number(gbps), pct, bound, "ok", repro};
   return csv_line(joined(timing_key(p, stage), values));
 }
 
@@ -82,6 +81,7 @@ PointRows measured_rows(const Problem& p, const ScorerMeasurement& m, const std:
   PointRows rows;
   for (std::string_view stage : schema::kStages) {
     const auto found = m.samples.find(stage);
+    if (found == m.samples.end()) continue;  // a stage not timed (--stages) has no rows
     const std::vector<Sample>& samples = found->second;
     rows.timing += timing_row(p, stage, samples, roofline, repro);
     for (const Sample& s : samples)
@@ -93,9 +93,10 @@ PointRows measured_rows(const Problem& p, const ScorerMeasurement& m, const std:
   return rows;
 }
 
-std::string skipped_rows(const Problem& p, const std::string& status, const std::string& repro) {
+std::string skipped_rows(const Problem& p, const std::string& status, const std::string& repro,
+                         const std::vector<std::string>& stages) {
   std::string rows;
-  for (std::string_view stage : schema::kStages) {
+  for (std::string_view stage : stages) {
     std::vector<std::string> values(schema::kTimingValues.size());
     values[values.size() - 2] = status;
     values[values.size() - 1] = repro;

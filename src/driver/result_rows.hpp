@@ -12,11 +12,8 @@
 
 namespace attnbench {
 
-// Implementation strategy a timing row measured ("onednn": primitives only).
-inline constexpr const char* kImplOneDnn = "onednn";
-
 // Timing key cells of scorer p.scorer at stage `stage`.
-std::vector<std::string> timing_key(const Problem& p, std::string_view stage, std::string_view impl = kImplOneDnn);
+std::vector<std::string> timing_key(const Problem& p, std::string_view stage);
 
 // Entropy key cells of p.
 std::vector<std::string> entropy_key(const Problem& p);
@@ -26,12 +23,14 @@ struct PointRows {
   std::string timing, samples, entropy;
 };
 
-// Rows for one scorer's measurement at p (p.scorer is that scorer); `repro` measures it again.
+// Rows for one scorer's measurement at p (p.scorer is that scorer), for the stages it
+// timed (in schema order); `repro` measures it again.
 PointRows measured_rows(const Problem& p, const ScorerMeasurement& m, const std::optional<Roofline>& roofline,
                         const std::string& repro, bool with_entropy);
 
-// timing.csv rows with empty values and `status` (e.g. "skipped: needs 31.2 GiB > --max-memory 16 GiB").
-std::string skipped_rows(const Problem& p, const std::string& status, const std::string& repro);
+// timing.csv rows of `stages` with empty values and `status` (e.g. "skipped: needs 31.2 GiB > --max-memory 16 GiB").
+std::string skipped_rows(const Problem& p, const std::string& status, const std::string& repro,
+                         const std::vector<std::string>& stages);
 
 // "%.9g" of x.
 std::string number(double x);

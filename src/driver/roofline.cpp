@@ -16,19 +16,21 @@ double intensity_of(const StageCost& cost) {
 }
 }  // namespace
 
-double Roofline::percent(int threads, const StageCost& cost, double ns) const {
+double Roofline::percent(int threads, DType dtype, const StageCost& cost, double ns) const {
   const auto found = by_threads.find(threads);
   if (found == by_threads.end() || ns <= 0) return std::numeric_limits<double>::quiet_NaN();
-  const Peak& peak = found->second;
-  const double attainable = std::min(peak.gflops, intensity_of(cost) * peak.gbps);
+  const std::optional<double> compute = found->second.compute_gflops(dtype);
+  if (!compute) return std::numeric_limits<double>::quiet_NaN();
+  const double attainable = std::min(*compute, intensity_of(cost) * found->second.gbps);
   return 100.0 * (cost.flops / ns) / attainable;
 }
 
-std::string Roofline::bound(int threads, const StageCost& cost) const {
+std::string Roofline::bound(int threads, DType dtype, const StageCost& cost) const {
   const auto found = by_threads.find(threads);
   if (found == by_threads.end()) return "";
-  const Peak& peak = found->second;
-  return intensity_of(cost) * peak.gbps < peak.gflops ? "memory" : "compute";
+  const std::optional<double> compute = found->second.compute_gflops(dtype);
+  if (!compute) return "";
+  return intensity_of(cost) * found->second.gbps < *compute ? "memory" : "compute";
 }
 
 std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json) {

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "core/problem.hpp"
 #include "driver/cost_model.hpp"
 
 namespace attnbench {
@@ -30,19 +31,24 @@ struct Peak {
   double gflops = 0;                  // f32 matmul
   double gbps = 0;                    // streaming
   std::optional<double> bf16_gflops;  // bf16 matmul; unset when not measured or unsupported
+
+  // The compute roof for `dtype`; unset for bf16 when bf16_gflops is.
+  std::optional<double> compute_gflops(DType dtype) const {
+    return dtype == DType::bf16 ? bf16_gflops : std::optional<double>(gflops);
+  }
 };
 
 struct Roofline {
   std::map<int, Peak> by_threads;
 
-  // 100 x achieved GFLOP/s over min(peak GFLOP/s, intensity x peak GB/s) at `threads`
-  // (NaN when that thread count was not measured).
-  double percent(int threads, const StageCost& cost, double ns) const;
+  // 100 x achieved GFLOP/s over min(peak GFLOP/s, intensity x peak GB/s) at `threads`, with
+  // the bf16 peak for bf16 (NaN when that thread count or dtype was not measured).
+  double percent(int threads, DType dtype, const StageCost& cost, double ns) const;
 
   // Which roof limits a stage at `threads`: "memory" when its arithmetic intensity
   // (flops / bytes) times the peak GB/s is below the peak f32 GFLOP/s (left of the ridge
-  // point), else "compute" (also for zero bytes). Empty when `threads` was not measured.
-  std::string bound(int threads, const StageCost& cost) const;
+  // point), else "compute" (also for zero bytes). Empty when `threads` or dtype was not measured.
+  std::string bound(int threads, DType dtype, const StageCost& cost) const;
 };
 
 // Reads the file above; nullopt when the file is absent.

@@ -12,18 +12,21 @@ inline constexpr std::array<std::string_view, 13> kTimingKey = {
     "scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len",
     "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "stage"};
 
-inline constexpr std::array<std::string_view, 16> kTimingValues = {
+// `bound` is "compute" or "memory": which roof of the roofline limits the row's stage.
+inline constexpr std::array<std::string_view, 17> kTimingValues = {
     "repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv", "min_ns", "max_ns",
-    "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "status", "repro"};
+    "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status", "repro"};
 
 inline constexpr std::array<std::string_view, 3> kSampleValues = {"repetition", "iterations", "ns"};
 
 inline constexpr std::array<std::string_view, 11> kEntropyKey = {
     "scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed", "len_min"};
 
-inline constexpr std::array<std::string_view, 12> kEntropyValues = {
+// `entropy_diff_f32`: mean entropy of a bf16 row minus that of the same point in f32 (0 for f32).
+inline constexpr std::array<std::string_view, 13> kEntropyValues = {
     "samples", "entropy_mean", "entropy_std", "entropy_min", "entropy_max", "entropy_norm_mean",
-    "max_weight_mean", "support_mean", "drift_mean", "jacobian_fro_mean", "score_std_mean", "mask_leak_max"};
+    "max_weight_mean", "support_mean", "drift_mean", "jacobian_fro_mean", "score_std_mean", "mask_leak_max",
+    "entropy_diff_f32"};
 
 // Timed stages, in the order a point reports them.
 inline constexpr std::array<std::string_view, 8> kStages = {"keys",  "score",  "attend",  "step",

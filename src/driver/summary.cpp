@@ -12,12 +12,12 @@ namespace attnbench {
 
 namespace {
 
-// Scorer names in the order they first appear in `doc`.
-std::vector<std::string> scorers_in(const CsvDocument& doc, std::size_t column) {
-  std::vector<std::string> names;
+// Distinct values of `column` in the order they first appear in `doc`.
+std::vector<std::string> values_in(const CsvDocument& doc, std::size_t column) {
+  std::vector<std::string> values;
   for (const CsvRow& row : doc.rows)
-    if (std::find(names.begin(), names.end(), row.cells[column]) == names.end()) names.push_back(row.cells[column]);
-  return names;
+    if (std::find(values.begin(), values.end(), row.cells[column]) == values.end()) values.push_back(row.cells[column]);
+  return values;
 }
 
 }  // namespace
@@ -25,16 +25,23 @@ std::vector<std::string> scorers_in(const CsvDocument& doc, std::size_t column) 
 std::string summary_table(const std::filesystem::path& run_dir) {
   const CsvDocument timing = read_csv(run_dir / "timing.csv");
   const CsvDocument entropy = read_csv(run_dir / "entropy.csv");
-  const std::size_t scorer = *timing.column("scorer"), stage = *timing.column("stage"),
+  const std::size_t scorer = *timing.column("scorer"), impl = *timing.column("impl"), stage = *timing.column("stage"),
                     src_len = *timing.column("src_len"), per_step = *timing.column("ns_per_step"),
                     status = *timing.column("status");
 
-  std::map<std::string, std::map<long, std::vector<double>>> step_ns;  // scorer -> src_len -> ns
+  // A row per scorer, or per scorer x impl when the run has several impls (ours, the peer's).
+  const bool by_impl = values_in(timing, impl).size() > 1;
+  const auto row_name = [&](const CsvRow& row) {
+    return by_impl ? row.cells[scorer] + "/" + row.cells[impl] : row.cells[scorer];
+  };
+  std::vector<std::string> names;
+  std::map<std::string, std::map<long, std::vector<double>>> step_ns;  // row name -> src_len -> ns
   std::vector<long> lengths;
   for (const CsvRow& row : timing.rows) {
+    if (std::find(names.begin(), names.end(), row_name(row)) == names.end()) names.push_back(row_name(row));
     if (row.cells[stage] != "step" || row.cells[status] != "ok") continue;
     const long length = std::stol(row.cells[src_len]);
-    step_ns[row.cells[scorer]][length].push_back(std::stod(row.cells[per_step]));
+    step_ns[row_name(row)][length].push_back(std::stod(row.cells[per_step]));
     if (std::find(lengths.begin(), lengths.end(), length) == lengths.end()) lengths.push_back(length);
   }
   std::sort(lengths.begin(), lengths.end());
@@ -46,15 +53,16 @@ std::string summary_table(const std::filesystem::path& run_dir) {
   std::string out = "Per-step attention time (stage `step`: score + masked softmax + context), median over the\n"
                     "run's other sizes and thread counts, in microseconds; H/ln L = mean normalized entropy.\n";
   char cell[64];
-  std::snprintf(cell, sizeof cell, "%-16s", "scorer");
+  const int name_width = by_impl ? 24 : 16;
+  std::snprintf(cell, sizeof cell, "%-*s", name_width, by_impl ? "scorer/impl" : "scorer");
   out += cell;
   for (long length : lengths) {
     std::snprintf(cell, sizeof cell, " %12s", ("L=" + std::to_string(length)).c_str());
     out += cell;
   }
   out += "      H/ln L\n";
-  for (const std::string& name : scorers_in(timing, scorer)) {
-    std::snprintf(cell, sizeof cell, "%-16s", name.c_str());
+  for (const std::string& name : names) {
+    std::snprintf(cell, sizeof cell, "%-*s", name_width, name.c_str());
     out += cell;
     for (long length : lengths) {
       const auto& samples = step_ns[name][length];
@@ -64,7 +72,7 @@ std::string summary_table(const std::filesystem::path& run_dir) {
         std::snprintf(cell, sizeof cell, " %12.2f", summarize(samples).median / 1000.0);
       out += cell;
     }
-    const auto& h = norm_entropy[name];
+    const auto& h = norm_entropy[name.substr(0, name.find('/'))];
     if (h.empty())
       std::snprintf(cell, sizeof cell, " %11s\n", "-");
     else

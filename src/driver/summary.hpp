@@ -7,7 +7,8 @@
 
 namespace attnbench {
 
-// Reads the run folder's timing.csv and entropy.csv. Cell = median, over the points
+// Reads the run folder's timing.csv and entropy.csv. A row per scorer (per scorer/impl
+// when the run holds several impls). Cell = median, over the points
 // with that src_len (other sizes and thread counts pooled), of the `step` stage's
 // ns_per_step (score + masked softmax + context), in microseconds.
 std::string summary_table(const std::filesystem::path& run_dir);

@@ -1,5 +1,6 @@
 #include "driver/sweep.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -29,7 +30,7 @@ std::string describe(const Problem& p) {
   std::ostringstream out;
   out << "batch " << p.batch << " src_len " << p.src_len << " tgt_len " << p.tgt_len << " emb " << p.emb_dim
       << " enc " << p.enc_dim << " dec " << p.dec_dim << " attn " << p.attn_dim << " vocab " << p.vocab << " threads "
-      << p.threads;
+      << p.threads << " " << to_string(p.impl) << " " << to_string(p.dtype);
   return out.str();
 }
 
@@ -39,23 +40,25 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
   return out;
 }
 
-// Identifies a (point, scorer) in timing.csv: the key columns but the stage.
+// Identifies a (point, scorer, impl) in timing.csv: the key columns but the stage.
 std::string measurement_id(const std::vector<std::string>& key_cells) {
   return join(std::vector<std::string>(key_cells.begin(), key_cells.end() - 1), "\x1f");
 }
 
-// The (point, scorer) pairs with every stage already in the folder's timing.csv.
-std::set<std::string> finished_measurements(const std::filesystem::path& dir) {
+// The measurements (point, scorer, impl) with a row for every one of `stages` in the
+// folder's timing.csv.
+std::set<std::string> finished_measurements(const std::filesystem::path& dir, const std::vector<std::string>& stages) {
   const CsvDocument doc = read_csv(dir / "timing.csv");
-  std::map<std::string, std::size_t> stages;
+  std::map<std::string, std::set<std::string>> present;
   for (const CsvRow& row : doc.rows) {
     std::vector<std::string> key;
     for (std::string_view column : schema::kTimingKey) key.push_back(row.cells[*doc.column(column)]);
-    ++stages[measurement_id(key)];
+    present[measurement_id(key)].insert(key.back());
   }
   std::set<std::string> done;
-  for (const auto& [id, count] : stages)
-    if (count >= schema::kStages.size()) done.insert(id);
+  for (const auto& [id, have] : present)
+    if (std::all_of(stages.begin(), stages.end(), [&](const std::string& stage) { return have.contains(stage); }))
+      done.insert(id);
   return done;
 }
 
@@ -69,26 +72,74 @@ std::set<std::string> written_entropy_keys(const std::filesystem::path& dir) {
   return keys;
 }
 
-std::string repro_command(const Problem& p, const BenchSettings& bench) {
-  std::string flags = repro_flags(p);
-  return "attnbench run " + flags + " --repetitions " + std::to_string(bench.repetitions) + " --min-time " +
-         number(bench.min_time);
+// The scorers of `point` whose measurement is not in `finished`: attnbench's own, or
+// (for_peer) the peer's, whose rows say impl=torch whatever the point's impl.
+GridPoint unfinished(const GridPoint& point, const std::set<std::string>& finished, bool for_peer) {
+  GridPoint todo{point.problem, {}};
+  for (const std::string& scorer : point.scorers) {
+    Problem p = point.problem;
+    p.scorer = scorer;
+    if (!finished.contains(measurement_id(for_peer ? peer_timing_key(p, "") : timing_key(p, ""))))
+      todo.scorers.push_back(scorer);
+  }
+  return todo;
 }
 
-void print_plan(const Grid& grid, const BenchSettings& bench, std::uint64_t max_memory) {
+// A point's problem as the peer sees it: the same for every impl of it.
+std::string peer_problem_id(Problem p) {
+  p.scorer.clear();
+  return measurement_id(peer_timing_key(p, ""));
+}
+
+// " --stages a,b" when not every stage is timed, else "".
+std::string stages_flag(const BenchSettings& bench) {
+  return bench.stages == all_stages() ? "" : " --stages " + join(bench.stages, ",");
+}
+
+std::string repro_command(const Problem& p, const BenchSettings& bench) {
+  std::string flags = repro_flags(p);
+  return "attnbench run " + flags + stages_flag(bench) + " --repetitions " + std::to_string(bench.repetitions) +
+         " --min-time " + number(bench.min_time);
+}
+
+// The `skipped` status of a point that needs more than `max_memory`; empty when it fits.
+std::string memory_status(std::uint64_t need, std::uint64_t max_memory) {
+  if (need <= max_memory) return "";
+  char status[128];
+  std::snprintf(status, sizeof status, "skipped: needs %.3g GiB > --max-memory %.3g GiB", gib(need), gib(max_memory));
+  return status;
+}
+
+// Estimated seconds per point of `grid`; with the peer, the first point of each problem
+// also carries the peer's time, taken to be attnbench's (the peer runs once per problem).
+std::vector<double> point_estimates(const Grid& grid, const BenchSettings& bench, bool with_peer) {
+  std::vector<double> seconds;
+  std::set<std::string> peer_planned;
+  for (const GridPoint& point : grid) {
+    const bool peer_here = with_peer && peer_planned.insert(peer_problem_id(point.problem)).second;
+    seconds.push_back(point_seconds(point, bench) * (peer_here ? 2 : 1));
+  }
+  return seconds;
+}
+
+void print_plan(const Grid& grid, const BenchSettings& bench, std::uint64_t max_memory, bool with_peer) {
+  const std::vector<double> estimates = point_estimates(grid, bench, with_peer);
+  std::set<std::string> peer_planned;
   double seconds = 0;
   std::printf("%5s  %-80s  %-40s  %9s  %9s\n", "point", "sizes", "scorers", "memory", "time");
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const std::uint64_t bytes = point_memory_bytes(grid[i]);
-    const double t = bytes > max_memory ? 0 : point_seconds(grid[i], bench);
+    const double t = bytes > max_memory ? 0 : estimates[i];
     seconds += t;
+    const bool peer_here = with_peer && peer_planned.insert(peer_problem_id(grid[i].problem)).second;
     char memory[32];
     std::snprintf(memory, sizeof memory, "%.3g GiB", gib(bytes));
     std::printf("%5zu  %-80s  %-40s  %9s  %9s%s\n", i + 1, describe(grid[i].problem).c_str(),
-                join(grid[i].scorers, ",").c_str(), memory, format_duration(t).c_str(),
-                bytes > max_memory ? "  (skipped: over --max-memory)" : "");
+                (join(grid[i].scorers, ",") + (peer_here ? " + torch" : "")).c_str(), memory,
+                format_duration(t).c_str(), bytes > max_memory ? "  (skipped: over --max-memory)" : "");
   }
-  std::printf("total: %zu points, about %s\n", grid.size(), format_duration(seconds).c_str());
+  std::printf("total: %zu points, about %s%s\n", grid.size(), format_duration(seconds).c_str(),
+              with_peer ? " (with the torch peer)" : "");
 }
 
 nlohmann::json scenario_json(const SweepOptions& options) {
@@ -96,6 +147,43 @@ nlohmann::json scenario_json(const SweepOptions& options) {
   for (const auto& file : options.scenario_files)
     files.push_back({{"path", file.string()}, {"sha256", sha256_of_file(file)}});
   return files;
+}
+
+// Why the peer here may not continue the run of `meta`: another torch version. Empty when it may.
+std::string peer_mismatch(const nlohmann::json& meta, const TorchPeer& peer) {
+  if (!meta.contains("peer") || !meta["peer"].is_object()) return "";
+  const std::string there = meta["peer"].value("torch_version", ""),
+                    here = peer.description().value("torch_version", "");
+  return there == here ? "" : "torch " + there + " there, " + here + " here";
+}
+
+// attnbench's rows for the scorers of `todo`: measured, or skipped when the point needs
+// more than --max-memory. An entropy key already in `entropy_written` is not written again.
+PointRows measure_ours(const GridPoint& todo, const SweepOptions& options, const std::optional<Roofline>& roofline,
+                       std::set<std::string>& entropy_written) {
+  PointRows rows;
+  if (todo.scorers.empty()) return rows;
+  const std::string skip = memory_status(point_memory_bytes(todo), options.max_memory_bytes);
+  if (!skip.empty()) {
+    for (const std::string& scorer : todo.scorers) {
+      Problem p = todo.problem;
+      p.scorer = scorer;
+      rows.timing += skipped_rows(p, skip, repro_command(p, options.bench), options.bench.stages);
+    }
+    return rows;
+  }
+  for (const ScorerMeasurement& m : measure_point(todo, options.bench)) {
+    Problem p = todo.problem;
+    p.scorer = m.scorer;
+    const std::string entropy_id = join(entropy_key(p), "\x1f");
+    const PointRows one = measured_rows(p, m, roofline, repro_command(p, options.bench),
+                                        !entropy_written.contains(entropy_id));
+    entropy_written.insert(entropy_id);
+    rows.timing += one.timing;
+    rows.samples += one.samples;
+    rows.entropy += one.entropy;
+  }
+  return rows;
 }
 
 }  // namespace
@@ -110,7 +198,7 @@ Grid shard_of(const Grid& grid, int index, int count) {
 int run_sweep(const SweepOptions& options) {
   const Grid grid = shard_of(options.grid, options.shard_index, options.shard_count);
   if (options.dry_run) {
-    print_plan(grid, options.bench, options.max_memory_bytes);
+    print_plan(grid, options.bench, options.max_memory_bytes, options.peer.has_value());
     return 0;
   }
 
@@ -127,10 +215,19 @@ int run_sweep(const SweepOptions& options) {
       throw std::invalid_argument("--resume: the run was made elsewhere (" + mismatch +
                                   "); add --force to continue it anyway");
   }
+  std::optional<TorchPeer> peer;  // started before the folder: a peer that cannot start leaves nothing behind
+  if (options.peer) {
+    peer.emplace(*options.peer);
+    const std::string mismatch = options.resume ? peer_mismatch(meta, *peer) : "";
+    if (!mismatch.empty() && !options.force)
+      throw std::invalid_argument("--resume: the run was made elsewhere (" + mismatch +
+                                  "); add --force to continue it anyway");
+  }
   RunFolder folder(options.out_dir, options.resume);
   const std::optional<Roofline> roofline = load_roofline(options.machine_json);
 
-  const std::vector<std::string> warnings = timing_warnings(machine);
+  std::vector<std::string> warnings = timing_warnings(machine);
+  if (peer && !peer->warning().empty()) warnings.push_back(peer->warning());
   for (const std::string& warning : warnings) std::cerr << "attnbench: warning: " << warning << "\n";
   if (!options.resume) {
     meta = {{"build", machine},
@@ -142,6 +239,8 @@ int run_sweep(const SweepOptions& options) {
             {"points", grid.size()},
             {"repetitions", options.bench.repetitions},
             {"min_time_s", options.bench.min_time},
+            {"stages", options.bench.stages},
+            {"peer", peer ? peer->description() : nlohmann::json(nullptr)},
             {"max_memory_bytes", options.max_memory_bytes},
             {"start_utc", utc_now()},
             {"end_utc", nullptr}};
@@ -152,49 +251,46 @@ int run_sweep(const SweepOptions& options) {
   if (options.resume) meta["resumed_utc"].push_back(utc_now());
   write_file_atomically(meta_path, meta.dump(2) + "\n");
 
-  const std::set<std::string> finished = finished_measurements(options.out_dir);
+  std::set<std::string> finished = finished_measurements(options.out_dir, options.bench.stages);
   std::set<std::string> entropy_written = written_entropy_keys(options.out_dir);
+  const std::vector<double> estimates = point_estimates(grid, options.bench, peer.has_value());
   double total_estimate = 0;
-  for (const GridPoint& point : grid) total_estimate += point_seconds(point, options.bench);
+  for (double seconds : estimates) total_estimate += seconds;
   Progress progress(options.quiet, total_estimate, grid.size());
   install_interrupt_handlers();
 
   double done_estimate = 0;
   std::size_t points_done = 0;
-  for (std::size_t i = 0; i < grid.size() && !stop_requested(); ++i) {
-    GridPoint todo{grid[i].problem, {}};
-    for (const std::string& scorer : grid[i].scorers) {
-      Problem p = grid[i].problem;
-      p.scorer = scorer;
-      if (!finished.contains(measurement_id(timing_key(p, "")))) todo.scorers.push_back(scorer);
-    }
-    progress.start_point(i, describe(todo.problem), done_estimate);
-    PointRows rows;
-    const std::uint64_t need = point_memory_bytes(todo);
-    for (std::size_t s = 0; s < todo.scorers.size() && need > options.max_memory_bytes; ++s) {
-      Problem p = todo.problem;
-      p.scorer = todo.scorers[s];
-      char status[128];
-      std::snprintf(status, sizeof status, "skipped: needs %.3g GiB > --max-memory %.3g GiB", gib(need),
-                    gib(options.max_memory_bytes));
-      rows.timing += skipped_rows(p, status, repro_command(p, options.bench));
-    }
-    if (!todo.scorers.empty() && need <= options.max_memory_bytes) {
-      for (const ScorerMeasurement& m : measure_point(todo, options.bench)) {
-        Problem p = todo.problem;
-        p.scorer = m.scorer;
-        const std::string entropy_id = join(entropy_key(p), "\x1f");
-        const PointRows one = measured_rows(p, m, roofline, repro_command(p, options.bench),
-                                            !entropy_written.contains(entropy_id));
-        entropy_written.insert(entropy_id);
-        rows.timing += one.timing;
-        rows.samples += one.samples;
-        rows.entropy += one.entropy;
+  try {
+    for (std::size_t i = 0; i < grid.size() && !stop_requested(); ++i) {
+      const GridPoint ours = unfinished(grid[i], finished, false);
+      const GridPoint theirs = peer ? unfinished(grid[i], finished, true) : GridPoint{grid[i].problem, {}};
+      progress.start_point(i, describe(ours.problem) + (theirs.scorers.empty() ? "" : ", then torch"),
+                           done_estimate);
+      const PointRows rows = measure_ours(ours, options, roofline, entropy_written);
+      folder.append(rows.timing, rows.samples, rows.entropy);
+      if (!theirs.scorers.empty() && !stop_requested()) {  // after a first signal, --resume runs the peer
+        const PeerRows peer_rows =
+            peer->measure(theirs.problem, theirs.scorers, options.bench,
+                          memory_status(point_memory_bytes(theirs), options.max_memory_bytes));
+        folder.append(peer_rows.timing, peer_rows.samples, "");
+        for (const std::string& scorer : theirs.scorers) {
+          Problem p = theirs.problem;
+          p.scorer = scorer;
+          finished.insert(measurement_id(peer_timing_key(p, "")));
+        }
       }
+      done_estimate += estimates[i];
+      ++points_done;
     }
-    folder.append(rows.timing, rows.samples, rows.entropy);
-    done_estimate += point_seconds(grid[i], options.bench);
-    ++points_done;
+  } catch (const std::exception& error) {  // e.g. the peer failed: the run's files stay valid
+    progress.finish();
+    meta["status"] = "failed";
+    meta["error"] = error.what();
+    meta["end_utc"] = utc_now();
+    meta["points_done_this_session"] = points_done;
+    write_file_atomically(meta_path, meta.dump(2) + "\n");
+    throw;
   }
   progress.finish();
 

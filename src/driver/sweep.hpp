@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "driver/grid.hpp"
 #include "driver/interrupt.hpp"
+#include "driver/peer_torch.hpp"
 #include "driver/point_bench.hpp"
 
 namespace attnbench {
@@ -19,15 +21,19 @@ struct SweepOptions {
   std::string command_line;
   std::filesystem::path out_dir;                    // the run folder (--out, --resume, or a new timestamped one)
   bool resume = false, force = false, dry_run = false, quiet = false;
-  BenchSettings bench;
+  BenchSettings bench;                              // repetitions, min-time, stages (for the peer too)
+  std::optional<PeerCommand> peer;                  // --peer torch: measure every point with it too
   std::uint64_t max_memory_bytes = 0;
   int shard_index = 1, shard_count = 1;             // --shard K/N, 1-based K
   std::filesystem::path machine_json;               // roofline figures, if present
 };
 
 // Runs (or, with dry_run, only lists) the sweep; returns 0, or kExitInterrupted.
-// Throws std::invalid_argument for what the user must fix (unwritable folder,
-// resume of another machine's run without --force) before any work.
+// With a peer, each point is measured by attnbench and its rows appended, then the peer
+// measures the same problem (once for all impls of it) and its rows (impl=torch) are
+// appended likewise; the peer is skipped for points whose torch rows the folder holds.
+// Throws std::invalid_argument for what the user must fix (unwritable folder, resume of
+// another machine's run without --force, a peer that does not start) before any work.
 int run_sweep(const SweepOptions& options);
 
 // The points of shard K of N: every N-th point starting at K-1, in grid order.

@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""The README's performance table from a run folder: ours (impl onednn, fused) against PyTorch.
+
+    scripts/perf_table.py results/perf/RUN                        # print the Markdown
+    scripts/perf_table.py results/perf/RUN --readme README.md     # and put it into README.md
+
+RUN is a folder of `attnbench run --peer torch` (scripts/perf-table makes one from
+scenarios/perf.csv). From RUN/timing.csv's ok rows of one stage (--stage, default step) and
+dtype (--dtype, default f32) it prints a Markdown table with one row per scorer x size x
+threads: the median of ours with oneDNN primitives, ours fused and PyTorch eager in
+microseconds, PyTorch over the faster of ours, the fused row's % of the roofline and which
+roof bounds the stage; then, per scorer x size, what the most threads in the run buy over
+1 thread for the impl of ours that is fastest there. A size is named lesson, mid or paper
+when (batch, src_len, enc_dim, dec_dim, attn_dim) are scenarios/perf.csv's, else by those
+numbers. A caption names the run, the machine and the date from RUN/meta.json.
+
+With --readme FILE the text between the lines `<!-- perf-table:begin -->` and
+`<!-- perf-table:end -->` of FILE is replaced (the file is rewritten atomically). Standard
+library only. Bad input: one line on stderr, exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from typing import Dict, List, Optional, Tuple
+
+BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
+OURS = ("onednn", "fused")
+PEER = "torch"
+# (batch, src_len, enc_dim, dec_dim, attn_dim) of scenarios/perf.csv's sizes, in table order.
+SIZES = {(2, 10, 16, 20, 32): "lesson", (32, 50, 512, 256, 256): "mid", (80, 50, 2000, 1000, 1000): "paper"}
+SIZE_COLUMNS = ("batch", "src_len", "enc_dim", "dec_dim", "attn_dim")
+
+
+class InputError(ValueError):
+    """Bad input: one line on stderr, exit 2."""
+
+
+def size_name(row: Dict[str, str]) -> str:
+    dims = tuple(int(row[c]) for c in SIZE_COLUMNS)
+    return SIZES.get(dims) or "B{} L{} E{} D{} A{}".format(*dims)
+
+
+def size_order(name: str) -> int:
+    order = list(SIZES.values())
+    return order.index(name) if name in order else len(order)
+
+
+def microseconds(ns: float) -> str:
+    """A median in us: 2 decimals below 10 us, 1 below 1000 us, none above."""
+    us = ns / 1000.0
+    return f"{us:.2f}" if us < 10 else f"{us:.1f}" if us < 1000 else f"{us:.0f}"
+
+
+Cell = Tuple[str, str, int]  # (scorer, size, threads)
+
+
+def read_rows(run: str, stage: str, dtype: str) -> Dict[Cell, Dict[str, Dict[str, str]]]:
+    """{(scorer, size, threads): {impl: timing row}} of the ok rows of `stage` and `dtype`, in file order."""
+    path = os.path.join(run, "timing.csv")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as error:
+        raise InputError(f"RUN: cannot read {path}: {error.strerror}") from None
+    cells: Dict[Cell, Dict[str, Dict[str, str]]] = {}
+    for row in rows:
+        if row.get("stage") != stage or row.get("dtype") != dtype or row.get("status") != "ok":
+            continue
+        cell = (row["scorer"], size_name(row), int(row["threads"]))
+        by_impl = cells.setdefault(cell, {})
+        if row["impl"] in by_impl:
+            raise InputError(f"RUN: {path} has two {row['impl']} rows for {cell} (other tgt_len, emb_dim or vocab); "
+                             f"the table takes one run per size")
+        by_impl[row["impl"]] = row
+    if not cells:
+        raise InputError(f"RUN: {path} has no ok rows of stage '{stage}' and dtype '{dtype}'")
+    return cells
+
+
+def median(row: Optional[Dict[str, str]]) -> Optional[float]:
+    return float(row["median_ns"]) if row else None
+
+
+def best_ours(by_impl: Dict[str, Dict[str, str]]) -> Optional[Tuple[str, float]]:
+    """(impl, median ns) of the faster of ours; None without rows of ours."""
+    timed = [(impl, float(by_impl[impl]["median_ns"])) for impl in OURS if impl in by_impl]
+    return min(timed, key=lambda t: t[1]) if timed else None
+
+
+def ordered(cells) -> List[Cell]:
+    scorers: List[str] = []
+    for scorer, _, _ in cells:
+        if scorer not in scorers:
+            scorers.append(scorer)
+    return sorted(cells, key=lambda c: (scorers.index(c[0]), size_order(c[1]), c[1], c[2]))
+
+
+def main_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
+    lines = ["| scorer | size | threads | ours onednn µs | ours fused µs | PyTorch µs | PyTorch / best ours "
+             "| % roofline (fused) | bound |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for cell in ordered(cells):
+        by_impl = cells[cell]
+        onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
+        best = best_ours(by_impl)
+        ratio = f"{float(torch['median_ns']) / best[1]:.2f}" if torch and best else "-"
+        roofline = f"{float(fused['roofline_pct']):.1f}" if fused and fused.get("roofline_pct") else "-"
+        bound = next((row.get("bound") for row in (fused, onednn) if row and row.get("bound")), "") or "-"
+        values = [microseconds(float(row["median_ns"])) if row else "-" for row in (onednn, fused, torch)]
+        lines.append("| " + " | ".join([cell[0], cell[1], str(cell[2]), *values, ratio, roofline, bound]) + " |")
+    return lines
+
+
+def speedup_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
+    """Most threads / 1 thread per scorer x size, for the impl of ours fastest at the most threads."""
+    most = max(threads for _, _, threads in cells)
+    if most == 1:
+        return []
+    lines = [f"Speedup of {most} threads over 1, for the impl of ours that is faster on {most} threads:", "",
+             f"| scorer | size | impl | 1 thread µs | {most} threads µs | speedup |",
+             "| --- | --- | --- | ---: | ---: | ---: |"]
+    for scorer, size, threads in ordered(cells):
+        if threads != most or (scorer, size, 1) not in cells:
+            continue
+        best = best_ours(cells[(scorer, size, most)])
+        one = cells[(scorer, size, 1)].get(best[0]) if best else None
+        if not best or not one:
+            continue
+        single = float(one["median_ns"])
+        lines.append(f"| {scorer} | {size} | {best[0]} | {microseconds(single)} | {microseconds(best[1])} "
+                     f"| {single / best[1]:.2f} |")
+    return lines if len(lines) > 4 else []
+
+
+def blas(libraries) -> str:
+    """" (BLAS openblas-openmp/libblas.so.3)" for the libraries the peer's matmuls ran on; "" when unknown."""
+    if not libraries:
+        return ""
+    return " (BLAS " + ", ".join("/".join(path.split("/")[-2:]) for path in libraries) + ")"
+
+
+def caption(run: str, stage: str, dtype: str, cells) -> str:
+    """Where the numbers come from: the run, machine, versions and date from RUN/meta.json."""
+    try:
+        with open(os.path.join(run, "meta.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        meta = {}
+    build = meta.get("build") or {}
+    peer = meta.get("peer") or {}
+    repetitions = {row["repetitions"] for by_impl in cells.values() for row in by_impl.values()}
+    machine = [build.get("cpu_model"), f"{build['cores']} cores" if build.get("cores") else None,
+               build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
+               peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
+               meta.get("start_utc") and str(meta["start_utc"])[:10]]
+    text = f"Run `{os.path.normpath(run)}`"
+    if meta.get("command"):
+        text += f" (`{meta['command']}`)"
+    if any(machine):
+        text += " on " + ", ".join(part for part in machine if part)
+    what = " (score + masked softmax + context)" if stage == "step" else ""
+    return (text + f". Stage `{stage}`{what}, {dtype}, median of "
+            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager under `torch.no_grad()`; "
+            f"a `-` was not measured.")
+
+
+def table(run: str, stage: str = "step", dtype: str = "f32") -> str:
+    """The Markdown text: caption, main table, speedup table."""
+    cells = read_rows(run, stage, dtype)
+    parts = [caption(run, stage, dtype, cells), "", *main_table(cells)]
+    speedups = speedup_table(cells)
+    if speedups:
+        parts += ["", *speedups]
+    return "\n".join(parts) + "\n"
+
+
+def replace_between_markers(text: str, body: str, where: str) -> str:
+    """`text` with the lines between BEGIN and END replaced by `body`."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise InputError(f"--readme: {where} has no '{BEGIN}' line followed by an '{END}' line")
+    head = text[:start + len(BEGIN)]
+    return head + "\n" + body + text[end:]
+
+
+def write_readme(path: str, body: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as error:
+        raise InputError(f"--readme: cannot read {path}: {error.strerror}") from None
+    updated = replace_between_markers(text, body, path)
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(updated)
+    os.replace(temporary, path)
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="perf_table.py", description=__doc__.splitlines()[0])
+    parser.add_argument("run", metavar="RUN", help="run folder of `attnbench run --peer torch`")
+    parser.add_argument("--readme", metavar="FILE", help="replace the table between the perf-table markers of FILE")
+    parser.add_argument("--stage", default="step", help="stage of the rows (default step)")
+    parser.add_argument("--dtype", default="f32", help="dtype of the rows (default f32)")
+    args = parser.parse_args(argv)
+    try:
+        text = table(args.run, args.stage, args.dtype)
+        if args.readme:
+            write_readme(args.readme, text)
+    except InputError as error:
+        print(f"perf_table: error: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

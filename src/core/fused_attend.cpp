@@ -1,0 +1,68 @@
+#include "core/fused_attend.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "core/fused_kernels.hpp"
+
+namespace attnbench {
+
+std::int64_t fused_step_macs(const ScorerShape& shape) {
+  return shape.batch * shape.src_len * (std::max(shape.attn_dim, shape.dec_dim) + shape.enc_dim);
+}
+
+FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths)
+    : threads_(threads),
+      batch_(shape.batch),
+      src_len_(shape.src_len),
+      enc_dim_(shape.enc_dim),
+      lengths_(std::move(lengths)),
+      parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs) {}
+
+template <class PerExample>
+void FusedAttend::for_each_example(PerExample per_example) const {
+  if (parallel_) {
+    // Round-robin: lengths fall from the first example to the last.
+#pragma omp parallel for num_threads(threads_) schedule(static, 1)
+    for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
+  } else {
+    for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
+  }
+}
+
+void FusedAttend::score_example(const Scorer& scorer, std::int64_t b, float* e) const {
+  const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
+  float* e_b = e + b * src_len_;
+  scorer.fused_score_row(b, len, e_b);
+  std::fill(e_b + len, e_b + src_len_, -std::numeric_limits<float>::infinity());
+}
+
+void FusedAttend::attend_example(std::int64_t b, const float* logits, const float* H, float* alpha,
+                                 float* c) const {
+  const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
+  float* alpha_b = alpha + b * src_len_;
+  fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
+  fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+}
+
+void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
+  scorer.fused_query(s);
+  for_each_example([&](std::int64_t b) { score_example(scorer, b, e); });
+}
+
+void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
+  for_each_example([&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
+}
+
+void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const {
+  scorer.fused_query(s);
+  const float* static_logits = scorer.alignment_logits();
+  const float* logits = static_logits ? static_logits : e;
+  for_each_example([&](std::int64_t b) {
+    score_example(scorer, b, e);
+    attend_example(b, logits, H, alpha, c);
+  });
+}
+
+}  // namespace attnbench

@@ -1,0 +1,106 @@
+#include "core/fused_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/fused_math.hpp"
+
+// One clone per instruction set, chosen at load time; helpers such as fast_tanh are
+// always_inline, so each clone vectorizes them with its own instructions.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATTNBENCH_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ATTNBENCH_ISA_CLONES
+#endif
+
+namespace attnbench::fused {
+
+ATTNBENCH_ISA_CLONES
+void dot_rows(const float* __restrict rows, const float* __restrict x, std::int64_t n, std::int64_t width,
+              float* __restrict out) {
+  std::int64_t j = 0;
+  // Four rows at a time: four independent FMA chains instead of one, each x[k] loaded once.
+  for (; j + 4 <= n; j += 4) {
+    const float* __restrict r0 = rows + j * width;
+    const float* __restrict r1 = r0 + width;
+    const float* __restrict r2 = r1 + width;
+    const float* __restrict r3 = r2 + width;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::int64_t k = 0; k < width; ++k) {
+      s0 += r0[k] * x[k];
+      s1 += r1[k] * x[k];
+      s2 += r2[k] * x[k];
+      s3 += r3[k] * x[k];
+    }
+    out[j] = s0;
+    out[j + 1] = s1;
+    out[j + 2] = s2;
+    out[j + 3] = s3;
+  }
+  for (; j < n; ++j) {
+    const float* __restrict row = rows + j * width;
+    float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t k = 0; k < width; ++k) sum += row[k] * x[k];
+    out[j] = sum;
+  }
+}
+
+ATTNBENCH_ISA_CLONES
+void tanh_dot_rows(const float* __restrict rows, const float* __restrict x, const float* __restrict v,
+                   std::int64_t n, std::int64_t width, float* __restrict out) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float* __restrict row = rows + j * width;
+    float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+    for (std::int64_t k = 0; k < width; ++k) sum += v[k] * fast_tanh(row[k] + x[k]);
+    out[j] = sum;
+  }
+}
+
+ATTNBENCH_ISA_CLONES
+void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = fast_tanh(x[i]);
+}
+
+ATTNBENCH_ISA_CLONES
+void masked_softmax_row(const float* __restrict logits, std::int64_t len, std::int64_t src_len,
+                        float* __restrict alpha) {
+  float largest = logits[0];  // a float max is a select: scalar, like the exp below
+  for (std::int64_t j = 1; j < len; ++j) largest = std::max(largest, logits[j]);
+  float sum = 0.f;
+  for (std::int64_t j = 0; j < len; ++j) {
+    alpha[j] = std::exp(logits[j] - largest);
+    sum += alpha[j];
+  }
+#pragma omp simd
+  for (std::int64_t j = 0; j < len; ++j) alpha[j] /= sum;
+  std::fill(alpha + len, alpha + src_len, 0.f);
+}
+
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows(const float* __restrict w, const float* __restrict rows, std::int64_t n, std::int64_t width,
+                       float* __restrict out) {
+  std::fill(out, out + width, 0.f);
+  std::int64_t j = 0;
+  // Four rows at a time: out is loaded and stored once per four rows, not once per row.
+  for (; j + 4 <= n; j += 4) {
+    const float* __restrict r0 = rows + j * width;
+    const float* __restrict r1 = r0 + width;
+    const float* __restrict r2 = r1 + width;
+    const float* __restrict r3 = r2 + width;
+    const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
+#pragma omp simd
+    for (std::int64_t k = 0; k < width; ++k) out[k] += w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
+  }
+  for (; j < n; ++j) {
+    const float* __restrict row = rows + j * width;
+    const float weight = w[j];
+#pragma omp simd
+    for (std::int64_t k = 0; k < width; ++k) out[k] += weight * row[k];
+  }
+}
+
+}  // namespace attnbench::fused

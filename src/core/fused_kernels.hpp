@@ -1,0 +1,29 @@
+// The loops of the fused attention step (Impl::fused), plain C++ that GCC vectorizes.
+// Each is compiled for AVX-512, for AVX2 + FMA and for baseline x86-64; the loader
+// picks the best one the CPU runs (GCC target_clones). All pointers are row-major f32
+// and must not overlap an output. Example: dot_rows(keys, q, len, A, e) scores one example.
+#pragma once
+
+#include <cstdint>
+
+namespace attnbench::fused {
+
+// Writes out[j] = rows[j, :] . x for j < n; rows is (n, width).
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+
+// Writes out[j] = v . tanh(rows[j, :] + x) for j < n (the additive score), without
+// an (n, width) intermediate; rows is (n, width), x and v are (width).
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out);
+
+// Writes y[i] = fast_tanh(x[i]) for i < n: the tanh tanh_dot_rows uses.
+void tanh_all(const float* x, std::int64_t n, float* y);
+
+// Writes alpha[j] = exp(logits[j]) / sum_{i < len} exp(logits[i]) for j < len and
+// alpha[j] = 0.f for len <= j < src_len; logits[j >= len] are not read. Needs 1 <= len.
+void masked_softmax_row(const float* logits, std::int64_t len, std::int64_t src_len, float* alpha);
+
+// Writes out = sum_{j < n} w[j] rows[j, :]; rows is (n, width), out is (width).
+void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
+
+}  // namespace attnbench::fused

@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "driver/cost_model.hpp"
+
+namespace attnbench {
+namespace {
+
+// B 2, L 3, E 4, D 5, A 6: small enough to count by hand.
+Problem small(const char* scorer, Impl impl = Impl::onednn) {
+  Problem p;
+  p.scorer = scorer;
+  p.batch = 2;
+  p.src_len = 3;
+  p.enc_dim = 4;
+  p.dec_dim = 5;
+  p.attn_dim = 6;
+  p.impl = impl;
+  return p;
+}
+
+TEST(CostModel, DotScoreIsTheQueryProjectionPlusOneDotPerPosition) {
+  const StageCost c = stage_cost(small("dot"), "score");
+  // q = W s: 2 x 2*5*6 flops; q . k_j: 2 x 2*3*6.
+  EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 5 * 6 + 2.0 * 2 * 3 * 6);
+  // W, s and q once; K (B, L, A) and e (B, L) once.
+  EXPECT_DOUBLE_EQ(c.bytes, 4.0 * (5 * 6 + 2 * 5 + 2 * 6) + 4.0 * (2 * 3 * 6 + 2 * 3));
+}
+
+TEST(CostModel, OneDnnAdditiveWritesAndRereadsTheHiddenTensor) {
+  const StageCost c = stage_cost(small("additive"), "score");
+  const double query_flops = 2.0 * 2 * 5 * 6, query_bytes = 4.0 * (5 * 6 + 2 * 5 + 2 * 6);
+  const double hidden = 2 * 3 * 6;
+  // add + tanh over (B, L, A), then v: 2 flops per element.
+  EXPECT_DOUBLE_EQ(c.flops, query_flops + 2 * hidden + 2 * hidden);
+  // K read, hidden written, then hidden, v read and e written by the v product.
+  EXPECT_DOUBLE_EQ(c.bytes, query_bytes + 4 * 2 * hidden + 4.0 * (6 + hidden + 2 * 3));
+}
+
+TEST(CostModel, FusedAdditiveHasTheSameFlopsButReadsKeysOnce) {
+  const StageCost onednn = stage_cost(small("additive"), "score");
+  const StageCost fused = stage_cost(small("additive", Impl::fused), "score");
+  EXPECT_DOUBLE_EQ(fused.flops, onednn.flops);
+  const double query_bytes = 4.0 * (5 * 6 + 2 * 5 + 2 * 6);
+  EXPECT_DOUBLE_EQ(fused.bytes, query_bytes + 4.0 * (2 * 3 * 6 + 6 + 2 * 3));
+  // additive_linear drops the tanh: one flop fewer per element.
+  EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear", Impl::fused), "score").flops, fused.flops - 2 * 3 * 6);
+}
+
+TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {
+  const Problem p = small("general");
+  const StageCost step = stage_cost(p, "step"), score = stage_cost(p, "score"), attend = stage_cost(p, "attend");
+  EXPECT_DOUBLE_EQ(step.flops, score.flops + attend.flops);
+  EXPECT_DOUBLE_EQ(step.bytes, score.bytes + attend.bytes);
+  const StageCost decode = stage_cost(p, "decode");
+  const double per_step = step.flops + stage_cost(p, "cell").flops + stage_cost(p, "output").flops;
+  EXPECT_DOUBLE_EQ(decode.flops, stage_cost(p, "keys").flops + static_cast<double>(p.tgt_len) * per_step);
+  EXPECT_THROW(stage_cost(p, "softmax"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnbench

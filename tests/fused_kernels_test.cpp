@@ -1,0 +1,250 @@
+// The fused kernels (Impl::fused) one by one: fast_tanh against the exact tanh, each
+// loop against a double loop, and FusedProjection on both of its paths.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/fused_kernels.hpp"
+#include "core/fused_math.hpp"
+#include "core/fused_projection.hpp"
+#include "core/onednn_context.hpp"
+#include "core/reference.hpp"
+#include "test_support.hpp"
+
+namespace attnbench {
+namespace {
+
+using test::near_reference;
+using test::random_floats;
+using test::widen;
+
+std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
+
+// --- tanh ------------------------------------------------------------------------------------
+
+// Bounds fast_tanh keeps for every float (measured on all 2^32 bit patterns, with and
+// without FMA: 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at x = 0.174): 2.5 ulp
+// of values near 1. In a score v . tanh(z) over A terms that adds at most
+// 1.5e-7 * sum |v_a|, far inside the 1e-5 relative tolerance of the scorer checks.
+constexpr double kTanhAbsError = 1.5e-7;
+constexpr double kTanhRelError = 1.8e-7;
+
+// The largest absolute and relative errors of y against std::tanh(double(x)).
+struct TanhErrors {
+  double abs = 0.0, rel = 0.0, abs_at = 0.0, rel_at = 0.0;
+
+  void add(const std::vector<float>& x, const std::vector<float>& y) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double exact = std::tanh(static_cast<double>(x[i]));
+      const double error = std::abs(y[i] - exact);
+      const double relative = exact == 0.0 ? error : error / std::abs(exact);
+      if (!(error <= abs)) {  // a NaN result counts as the worst
+        abs = error;
+        abs_at = x[i];
+      }
+      if (!(relative <= rel)) {
+        rel = relative;
+        rel_at = x[i];
+      }
+    }
+  }
+
+  ::testing::AssertionResult within_bounds() const {
+    if (abs <= kTanhAbsError && rel <= kTanhRelError) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "max abs error " << abs << " at x = " << abs_at << ", max rel error "
+                                         << rel << " at x = " << rel_at;
+  }
+};
+
+// Applies `tanh_of` (x, y) to every `stride`-th float bit pattern from 0 to +inf, both
+// signs, in chunks, and returns the errors.
+template <class TanhOf>
+TanhErrors errors_by_stride(std::uint32_t stride, TanhOf tanh_of) {
+  TanhErrors errors;
+  std::vector<float> x, y;
+  for (std::uint64_t bits = 0; bits <= 0x7f800000u;) {
+    x.clear();
+    for (; x.size() < (1u << 20) && bits <= 0x7f800000u; bits += stride)
+      for (std::uint32_t sign : {0u, 0x80000000u}) {
+        const std::uint32_t b = static_cast<std::uint32_t>(bits) | sign;
+        float value;
+        std::memcpy(&value, &b, sizeof value);
+        x.push_back(value);
+      }
+    y.assign(x.size(), 0.f);
+    tanh_of(x, y);
+    errors.add(x, y);
+  }
+  return errors;
+}
+
+TEST(FusedTanh, InlineFunctionMeetsItsBoundsOnADenseSetOfFloats) {
+  // Compiled here for baseline x86-64 (no FMA): the arithmetic of the kernels' default clone.
+  // Stride 127: ~34M values, every binade sampled densely.
+  const TanhErrors errors = errors_by_stride(127, [](const std::vector<float>& x, std::vector<float>& y) {
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = fused::fast_tanh(x[i]);
+  });
+  EXPECT_TRUE(errors.within_bounds());
+}
+
+TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnADenseSetOfFloats) {
+  // The clone this CPU runs (AVX-512 or AVX2 + FMA where available), vectorized.
+  const TanhErrors errors = errors_by_stride(113, [](const std::vector<float>& x, std::vector<float>& y) {
+    fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
+  });
+  EXPECT_TRUE(errors.within_bounds());
+}
+
+TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnAnEvenGrid) {
+  std::vector<float> x;
+  for (int i = -200000; i <= 200000; ++i) x.push_back(static_cast<float>(i) * 5e-5f);  // [-10, 10]
+  std::vector<float> y(x.size());
+  fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
+  TanhErrors errors;
+  errors.add(x, y);
+  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_GT(errors.abs, 0.0);  // the check does see errors: fast_tanh is not exact
+}
+
+TEST(FusedTanh, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {inf, -inf, nan, 0.f, 1e-30f, -1e-30f, 3e38f, -3e38f, 20.f, -20.f};
+  std::vector<float> y(x.size());
+  fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
+  EXPECT_EQ(y[0], 1.f);
+  EXPECT_EQ(y[1], -1.f);
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_EQ(y[3], 0.f);
+  EXPECT_EQ(y[4], 1e-30f);  // tanh(x) rounds to x for tiny x
+  EXPECT_EQ(y[5], -1e-30f);
+  EXPECT_EQ(y[6], 1.f);
+  EXPECT_EQ(y[7], -1.f);
+  EXPECT_EQ(y[8], 1.f);
+  EXPECT_EQ(y[9], -1.f);
+  EXPECT_EQ(fused::fast_tanh(inf), 1.f);
+  EXPECT_TRUE(std::isnan(fused::fast_tanh(nan)));
+}
+
+// --- the row loops against double loops --------------------------------------------------------
+
+// Widths that cover full vectors, remainders and a single lane.
+class FusedRows : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(FusedRows, DotRowsMatchDouble) {
+  const std::int64_t n = 7, width = GetParam();
+  const std::vector<float> rows = random_floats(count(n * width), 1), x = random_floats(count(width), 2);
+  std::vector<float> out(count(n), std::nanf(""));
+  fused::dot_rows(rows.data(), x.data(), n, width, out.data());
+  std::vector<double> ref(count(n), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < width; ++k) ref[count(j)] += double(rows[count(j * width + k)]) * x[count(k)];
+  EXPECT_TRUE(near_reference("dot_rows", out, ref));
+}
+
+TEST_P(FusedRows, TanhDotRowsMatchDouble) {
+  const std::int64_t n = 7, width = GetParam();
+  const std::vector<float> rows = random_floats(count(n * width), 3, -2.f, 2.f);
+  const std::vector<float> x = random_floats(count(width), 4, -2.f, 2.f), v = random_floats(count(width), 5);
+  std::vector<float> out(count(n), std::nanf(""));
+  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, out.data());
+  std::vector<double> ref(count(n), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < width; ++k)
+      ref[count(j)] += double(v[count(k)]) * std::tanh(double(rows[count(j * width + k)]) + x[count(k)]);
+  EXPECT_TRUE(near_reference("tanh_dot_rows", out, ref));
+}
+
+TEST_P(FusedRows, WeightedSumRowsMatchDouble) {
+  const std::int64_t n = 5, width = GetParam();
+  const std::vector<float> w = random_floats(count(n), 6, 0.f, 1.f), rows = random_floats(count(n * width), 7);
+  std::vector<float> out(count(width), std::nanf(""));
+  fused::weighted_sum_rows(w.data(), rows.data(), n, width, out.data());
+  std::vector<double> ref(count(width), 0.0);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < width; ++k) ref[count(k)] += double(w[count(j)]) * rows[count(j * width + k)];
+  EXPECT_TRUE(near_reference("weighted_sum_rows", out, ref));
+}
+
+TEST_P(FusedRows, MaskedSoftmaxRowMatchesReferenceAndZeroesPadding) {
+  const std::int64_t src_len = GetParam() + 3;
+  for (std::int64_t len : {std::int64_t{1}, GetParam(), src_len}) {
+    SCOPED_TRACE("len " + std::to_string(len));
+    std::vector<float> logits = random_floats(count(src_len), 8, -5.f, 5.f);
+    for (std::int64_t j = len; j < src_len; ++j) logits[count(j)] = std::nanf("");  // must not be read
+    std::vector<float> alpha(count(src_len), std::nanf(""));
+    fused::masked_softmax_row(logits.data(), len, src_len, alpha.data());
+    std::vector<double> e = widen(logits);
+    const std::vector<std::int64_t> lengths = {len};
+    EXPECT_TRUE(near_reference("alpha", alpha, ref::masked_softmax(e, 1, src_len, lengths)));
+    for (std::int64_t j = len; j < src_len; ++j) EXPECT_EQ(alpha[count(j)], 0.f) << "j " << j;
+  }
+}
+
+TEST(FusedRows, MaskedSoftmaxRowIsStableForLargeLogits) {
+  const std::vector<float> logits = {1000.f, 999.f, -1000.f};
+  std::vector<float> alpha(3);
+  fused::masked_softmax_row(logits.data(), 3, 3, alpha.data());
+  EXPECT_NEAR(alpha[0], 1.0 / (1.0 + std::exp(-1.0)), 1e-7);
+  EXPECT_NEAR(alpha[1], std::exp(-1.0) / (1.0 + std::exp(-1.0)), 1e-7);
+  EXPECT_EQ(alpha[2], 0.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 100, 1000),
+                         [](const auto& info) {
+                           std::ostringstream name;
+                           name << "w" << info.param;
+                           return name.str();
+                         });
+
+// --- FusedProjection: the loop below the threshold, oneDNN above it ---------------------------
+
+struct ProjectionPoint {
+  std::int64_t rows, in, out;
+  bool uses_onednn;
+};
+
+class FusedProjectionPaths : public ::testing::TestWithParam<ProjectionPoint> {};
+
+TEST_P(FusedProjectionPaths, MatchesScaledLinearReference) {
+  const ProjectionPoint point = GetParam();
+  ParamSource source(InitKind::fast, 5);
+  const LinearParams W = make_linear(source, point.in, point.out, false);
+  const std::vector<float> x = random_floats(count(point.rows * point.in), 9);
+  for (float scale : {1.f, 0.125f}) {
+    SCOPED_TRACE("scale " + std::to_string(scale));
+    OneDnnContext ctx(1);
+    FusedProjection projection(ctx, point.rows, W, scale);
+    EXPECT_EQ(projection.uses_onednn(), point.uses_onednn);
+    std::vector<float> y(count(point.rows * point.out), std::nanf(""));
+    projection.run(x.data(), y.data());
+    std::vector<double> ref = ref::linear(widen(x), point.rows, W);
+    for (double& r : ref) r *= scale;
+    EXPECT_TRUE(near_reference("y", y, ref));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BothSidesOfTheThreshold, FusedProjectionPaths,
+    ::testing::Values(ProjectionPoint{2, 20, 32, false},     // the lesson's W s
+                      ProjectionPoint{1, 1, 1, false},       // smallest
+                      ProjectionPoint{4, 32, 63, false},     // just below kSmallProjectionMacs
+                      ProjectionPoint{4, 32, 64, true},      // exactly at it
+                      ProjectionPoint{32, 256, 256, true}),  // B32/D256/A256
+    [](const auto& info) {
+      std::ostringstream name;  // not operator+: GCC 12 warns falsely (-Wrestrict) on such chains
+      name << "r" << info.param.rows << "_i" << info.param.in << "_o" << info.param.out;
+      return name.str();
+    });
+
+TEST(FusedProjectionPaths, ThresholdIsWhereTheTestPointsSayItIs) {
+  EXPECT_EQ(4 * 32 * 64, kSmallProjectionMacs);
+}
+
+}  // namespace
+}  // namespace attnbench

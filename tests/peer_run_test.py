@@ -1,0 +1,420 @@
+#!/usr/bin/python3
+"""Tests of `attnbench run --peer torch` (the PyTorch eager peer in the same sweep) and
+`attnbench run --stages LIST`, on tiny sweeps.
+
+Usage: peer_run_test.py /path/to/build/attnbench
+
+Needs Debian's /usr/bin/python3 with python3-torch (the peer runs on it). Every run writes
+into a temporary folder; runs are tiny (--repetitions 2 --min-time 0.01). No case asserts a
+speed. The last line is `N passed, M failed`; the exit code is 1 when any case failed.
+"""
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import cli_support as cli
+from cli_support import Failure, Result, case, one_error_line, run, run_ok
+
+STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
+KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
+       "attn_dim", "vocab", "stage"]
+REPS = 2
+FAST = ["--repetitions", str(REPS), "--min-time", "0.01"]
+TINY = ["--batch", "2", "--tgt-len", "2"]
+# Two sizes x two impls of two scorers: the peer must run once per size, after the onednn point.
+PEER_GRID = [*TINY, "--src-len", "4,8", "--scorer", "dot,general", "--impl", "onednn,fused"]
+STATE = {}
+
+
+def tmp(name):
+    """A fresh path (not created) in the cases' temporary folder."""
+    if "tmp" not in STATE:
+        STATE["tmp"] = tempfile.mkdtemp(prefix="peer_run_test.")
+    path = os.path.join(STATE["tmp"], name)
+    if os.path.exists(path):
+        raise Failure(None, f"test bug: temporary path {path} used twice")
+    return path
+
+
+def check(condition, message, command=None):
+    if not condition:
+        raise Failure(command, message)
+
+
+def read(path):
+    """(header, rows as dicts) of a CSV file that must end with a newline."""
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    check(text.endswith("\n"), f"{path} does not end with a newline")
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+def key(row, impl=None):
+    return tuple(impl if (c == "impl" and impl) else row[c] for c in KEY)
+
+
+def meta_of(folder):
+    with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def sweep(name, *args, env=None):
+    out = tmp(name)
+    r = run_ok("run", *args, *FAST, "--quiet", "--out", out, env=env)
+    return out, r
+
+
+def peer_run():
+    """The run of PEER_GRID with --peer torch, made once."""
+    if "peer" not in STATE:
+        STATE["peer"] = sweep("peer", *PEER_GRID, "--peer", "torch")
+    return STATE["peer"]
+
+
+def blocks(rows):
+    """(impl, src_len) of each run of consecutive timing rows sharing them."""
+    out = []
+    for row in rows:
+        here = (row["impl"], row["src_len"])
+        if not out or out[-1] != here:
+            out.append(here)
+    return out
+
+
+def check_whole(folder, stages=STAGES, command=None):
+    """Every (point, scorer, impl) in timing.csv has each of `stages` once, in order; samples.csv has REPS rows
+    per ok timing row and nothing else."""
+    _, timing = read(os.path.join(folder, "timing.csv"))
+    _, samples = read(os.path.join(folder, "samples.csv"))
+    per_measurement = {}
+    for row in timing:
+        per_measurement.setdefault(key(row)[:-1], []).append(row["stage"])
+    for measurement, got in per_measurement.items():
+        check(got == stages, f"timing.csv: stages of {measurement} are {got}, expected {stages}", command)
+    counts = {}
+    for s in samples:
+        counts[key(s)] = counts.get(key(s), 0) + 1
+    ok = {key(r) for r in timing if r["status"] == "ok"}
+    check(set(counts) == ok, f"samples.csv keys differ from the ok timing keys ({len(counts)} against {len(ok)})",
+          command)
+    wrong = {k: n for k, n in counts.items() if n != REPS}
+    check(not wrong, f"samples.csv: expected {REPS} rows per key, got {list(wrong.items())[:2]}", command)
+    return timing, samples
+
+
+# ------------------------------------------------------------------------------------ --peer torch
+
+@case("peer: torch rows follow each size's onednn point, once per size (not per impl), same keys as ours")
+def _():
+    out, r = peer_run()
+    timing, _ = check_whole(out, command=r.command)
+    got = blocks(timing)
+    want = [("onednn", "4"), ("torch", "4"), ("onednn", "8"), ("torch", "8"), ("fused", "4"), ("fused", "8")]
+    check(got == want, f"row blocks (impl, src_len) {got}, expected {want}", r.command)
+    by_impl = {}
+    for row in timing:
+        by_impl.setdefault(row["impl"], []).append(row)
+    check(sorted(by_impl) == ["fused", "onednn", "torch"] and all(len(v) == 32 for v in by_impl.values()),
+          f"rows per impl { {k: len(v) for k, v in by_impl.items()} }, expected 32 each", r.command)
+    ours = {key(row, impl="torch"): row for row in by_impl["onednn"]}
+    check(set(ours) == {key(row) for row in by_impl["torch"]}, "torch keys differ from onednn's", r.command)
+    for row in by_impl["torch"]:
+        where = f"torch row {key(row)}"
+        check(row["status"] == "ok" and row["repetitions"] == str(REPS), f"{where}: status {row['status']!r}, "
+                                                                          f"repetitions {row['repetitions']}")
+        lo, med, hi = float(row["min_ns"]), float(row["median_ns"]), float(row["max_ns"])
+        check(0 < lo <= med <= hi, f"{where}: not 0 < min {lo} <= median {med} <= max {hi}")
+        mine = ours[key(row)]
+        check((row["flops"], row["bytes"]) == (mine["flops"], mine["bytes"]),
+              f"{where}: flops/bytes {row['flops']}/{row['bytes']}, attnbench's {mine['flops']}/{mine['bytes']}")
+        check(row["roofline_pct"] == "" and row["repro"].startswith("scripts/peer_torch.py --scorer "),
+              f"{where}: roofline_pct {row['roofline_pct']!r}, repro {row['repro'][:60]!r}")
+
+
+@case("peer: samples.csv holds the torch samples (median = median_ns); entropy.csv has no peer rows")
+def _():
+    out, r = peer_run()
+    _, timing = read(os.path.join(out, "timing.csv"))
+    _, samples = read(os.path.join(out, "samples.csv"))
+    ns = {}
+    for s in samples:
+        if s["impl"] == "torch":
+            ns.setdefault(key(s), []).append(float(s["ns"]))
+    torch_rows = [row for row in timing if row["impl"] == "torch"]
+    check(len(ns) == len(torch_rows) == 32, f"{len(ns)} torch sample keys for {len(torch_rows)} torch rows")
+    for row in torch_rows:
+        m = statistics.median(ns[key(row)])
+        check(abs(m - float(row["median_ns"])) <= 1e-6 * m, f"{key(row)}: median of samples {m} != {row['median_ns']}")
+    _, entropy = read(os.path.join(out, "entropy.csv"))
+    got = sorted((e["scorer"], e["src_len"]) for e in entropy)
+    check(got == sorted((s, L) for s in ("dot", "general") for L in ("4", "8")),
+          f"entropy rows (scorer, src_len) {got}, expected one per scorer x size", r.command)
+
+
+@case("peer: meta.json records the peer (torch version, command) and the stages")
+def _():
+    import torch  # noqa: E402  (the interpreter of this test is the peer's)
+    out, r = peer_run()
+    meta = meta_of(out)
+    peer = meta.get("peer")
+    check(isinstance(peer, dict) and peer.get("name") == "torch", f"meta.json peer {peer!r}", r.command)
+    check(peer.get("torch_version") == torch.__version__, f"peer torch_version {peer.get('torch_version')!r}, "
+                                                          f"this torch is {torch.__version__}", r.command)
+    check(peer.get("command", "").endswith("scripts/peer_torch.py --serve"), f"peer command {peer.get('command')!r}")
+    check(isinstance(peer.get("blas"), list) and all(isinstance(p, str) for p in peer["blas"]),
+          f"peer blas {peer.get('blas')!r}, expected a list of library paths")
+    check(meta.get("stages") == STAGES and meta.get("status") == "complete",
+          f"meta.json stages {meta.get('stages')}, status {meta.get('status')!r}", r.command)
+
+
+@case("peer: --resume re-runs the peer only where torch rows are missing; ours and the rest stay byte for byte")
+def _():
+    source, _ = peer_run()
+    folder = tmp("resumed")
+    shutil.copytree(source, folder)
+    kept = {}
+    for name in ("timing.csv", "samples.csv"):  # as if interrupted after ours at src_len 8, before the peer
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            lines = f.readlines()
+        kept[name] = [line for line in lines if ",torch," not in line or ",2,8,2," not in line]
+        check(len(kept[name]) < len(lines), f"test bug: no torch rows of src_len 8 in {name}")
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.writelines(kept[name])
+    r = run_ok("run", "--resume", folder, "--quiet")
+    timing, _ = check_whole(folder, command=r.command)
+    _, original = read(os.path.join(source, "timing.csv"))
+    check(sorted(key(row) for row in timing) == sorted(key(row) for row in original),
+          "after --resume the timing keys differ from the uninterrupted run's", r.command)
+    for name in ("timing.csv", "samples.csv"):
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            lines = f.readlines()
+        check(lines[:len(kept[name])] == kept[name], f"{name}: the rows that were there changed", r.command)
+        check(all(",torch," in line and ",2,8,2," in line for line in lines[len(kept[name]):]),
+              f"{name}: --resume appended rows other than the missing torch ones", r.command)
+    with open(os.path.join(folder, "timing.csv"), encoding="utf-8") as f:
+        before = f.read()
+    r = run_ok("run", "--resume", folder, "--quiet")
+    with open(os.path.join(folder, "timing.csv"), encoding="utf-8") as f:
+        check(f.read() == before, "resuming a complete run appended rows", r.command)
+
+
+# Six points of one scorer; each point and its peer take ~0.2 s, so signals land mid-run.
+SLOW_GRID = [*TINY, "--src-len", "4:24:4", "--scorer", "dot"]
+
+
+def torch_rows(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return sum(1 for line in f if ",torch," in line)
+    except OSError:
+        return 0
+
+
+def state(pid):
+    """The state letter of process `pid` (R running, S sleeping, Z zombie), or None when it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def interrupt(out, signals, timeout=60):
+    """Starts `run --peer torch` of SLOW_GRID, waits for the first torch rows, then for the peer child to be
+    busy measuring the next point (running, not waiting on its stdin), sends SIGINT `signals` times (0.05 s
+    apart). Returns (Result, the peer child's pid, seconds from the last signal to exit)."""
+    args = ["run", *SLOW_GRID, "--peer", "torch", *FAST, "--quiet", "--out", out]
+    command = "attnbench " + " ".join(args)
+    proc = subprocess.Popen([cli.BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    try:
+        while torch_rows(os.path.join(out, "timing.csv")) < 1:
+            if proc.poll() is not None:
+                raise Failure(command, f"exited {proc.returncode} before writing a torch row")
+            if time.monotonic() > deadline:
+                raise Failure(command, f"no torch row within {timeout} s")
+            time.sleep(0.005)
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children", encoding="utf-8") as f:
+            children = [int(pid) for pid in f.read().split()]
+        check(len(children) == 1, f"expected one peer child process, found {children}", command)
+        while state(children[0]) != "R":
+            if time.monotonic() > deadline:
+                raise Failure(command, f"the peer child {children[0]} did not measure a second point")
+            time.sleep(0.001)
+        for n in range(signals):
+            if n:
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=timeout)
+        waited = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return Result(args, proc.returncode, stdout.decode("utf-8", "replace"),
+                  stderr.decode("utf-8", "replace")), children[0], waited
+
+
+def gone_or_zombie(pid, within=5.0):
+    """True when process `pid` ends (or is a zombie waiting for init) within `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if state(pid) in (None, "Z"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def check_interrupted_then_resume(out, r, peer_missing):
+    """After the interrupt: whole rows, fewer than 6 points, torch rows for all points of ours but
+    `peer_missing` (the range it may be in); then --resume completes both."""
+    timing, _ = check_whole(out, command=r.command)
+    ours = {row["src_len"] for row in timing if row["impl"] == "onednn"}
+    theirs = {row["src_len"] for row in timing if row["impl"] == "torch"}
+    check(theirs <= ours and len(ours - theirs) in peer_missing and len(ours) < 6,
+          f"after the interrupt: ours at src_len {sorted(ours)}, torch at {sorted(theirs)}; expected torch rows "
+          f"for all points of ours but {list(peer_missing)}, and fewer than 6 points", r.command)
+    resumed = run_ok("run", "--resume", out, "--quiet")
+    timing, _ = check_whole(out, command=resumed.command)
+    want = {(impl, str(L)) for impl in ("onednn", "torch") for L in range(4, 25, 4)}
+    got = [(row["impl"], row["src_len"]) for row in timing if row["stage"] == "keys"]
+    check(sorted(got) == sorted(want), f"after --resume (impl, src_len) {sorted(got)}, expected each of "
+                                       f"{sorted(want)} once", resumed.command)
+    check(meta_of(out).get("status") == "complete", "meta.json status after --resume is not complete")
+
+
+@case("peer: one SIGINT while the peer measures -> it finishes the point, exit 130; --resume completes")
+def _():
+    out = tmp("sigint1")
+    r, child, _ = interrupt(out, 1)
+    check(r.returncode == 130, f"expected exit 130; got {r.brief()}", r.command)
+    check(meta_of(out).get("status") == "interrupted", "meta.json status is not interrupted", r.command)
+    check(gone_or_zombie(child), f"the peer child {child} is still running after the run ended", r.command)
+    check_interrupted_then_resume(out, r, peer_missing=(0,))  # the peer finished the point it was measuring
+
+
+@case("peer: two SIGINTs while the peer measures -> exit 130 at once, the child ends, no partial rows; resume")
+def _():
+    out = tmp("sigint2")
+    r, child, waited = interrupt(out, 2)
+    check(r.returncode == 130, f"expected exit 130; got {r.brief()}", r.command)
+    check(waited < 5, f"took {waited:.1f} s to exit after the second SIGINT", r.command)
+    check(gone_or_zombie(child), f"the peer child {child} is still running after the run was abandoned", r.command)
+    check_interrupted_then_resume(out, r, peer_missing=(0, 1))  # 1 unless the peer was done within 0.05 s
+
+
+@case("peer: over --max-memory, ours and the peer's rows are skipped alike")
+def _():
+    out, r = sweep("skipped", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", "step", "--peer", "torch",
+                   "--max-memory", "0.0000001")
+    _, timing = read(os.path.join(out, "timing.csv"))
+    got = [(row["impl"], row["stage"], row["status"].split(" > ")[0]) for row in timing]
+    need = timing[0]["status"].split(" > ")[0]
+    check(need.startswith("skipped: needs") and got == [("onednn", "step", need), ("torch", "step", need)],
+          f"rows (impl, stage, status) {got}", r.command)
+    check(all(row["median_ns"] == "" for row in timing), "skipped rows have values", r.command)
+
+
+@case("peer: --dry-run marks '+ torch' on the first impl of each size and counts its time")
+def _():
+    with_peer = run_ok("run", *PEER_GRID, "--peer", "torch", "--dry-run")
+    lines = [line for line in with_peer.stdout.splitlines() if re.match(r"^\s*\d+\s", line)]
+    marked = [("+ torch" in line, "onednn" in line, re.search(r"src_len (\d+)", line).group(1)) for line in lines]
+    check(marked == [(True, True, "4"), (True, True, "8"), (False, False, "4"), (False, False, "8")],
+          f"(+ torch, onednn, src_len) per point line {marked}", with_peer.command)
+    check(re.search(r"^total: 4 points, about .* \(with the torch peer\)$", with_peer.stdout, re.M),
+          f"no total line naming the peer: {with_peer.stdout[-200:]!r}", with_peer.command)
+
+
+@case("peer: --peer other than torch -> exit 2 naming --peer and the value, nothing written")
+def _():
+    out = tmp("bad_peer")
+    r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "jax", "--out", out)
+    one_error_line(r, [r"--peer", r"'jax'", r"\btorch\b"])
+    check(not os.path.exists(out), f"created {out}", r.command)
+
+
+@case("peer: torch that does not import -> exit 2, one line naming --peer torch and the error, nothing written")
+def _():
+    fake = tmp("fake_torch")
+    os.makedirs(fake)
+    with open(os.path.join(fake, "torch.py"), "w", encoding="utf-8") as f:
+        f.write('raise ModuleNotFoundError("No module named \'torch\' (peer_run_test)")\n')
+    out = tmp("no_torch")
+    r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "torch", *FAST, "--out", out,
+            env={"PYTHONPATH": fake})
+    one_error_line(r, [r"--peer torch", r"No module named 'torch' \(peer_run_test\)"])
+    check(not os.path.exists(out), f"created {out}", r.command)
+
+
+@case("peer: --resume with --peer or --stages -> exit 2 naming --resume")
+def _():
+    out, _ = peer_run()
+    for extra in (["--peer", "torch"], ["--stages", "step"]):
+        r = run("run", "--resume", out, *extra)
+        one_error_line(r, [r"--resume", re.escape(extra[0])])
+
+
+# ------------------------------------------------------------------------------------ --stages
+
+@case("stages: --stages step,keys writes keys and step only (schema order), for ours and the peer")
+def _():
+    out, r = sweep("stages", *TINY, "--src-len", 4, "--scorer", "dot,general", "--stages", "step,keys", "--peer",
+                   "torch")
+    timing, samples = check_whole(out, stages=["keys", "step"], command=r.command)
+    got = [(row["scorer"], row["impl"], row["stage"]) for row in timing]
+    want = [(s, i, st) for i in ("onednn",) for s in ("dot", "general") for st in ("keys", "step")] + \
+           [(s, "torch", st) for s in ("dot", "general") for st in ("keys", "step")]
+    check(got == want, f"rows (scorer, impl, stage) {got}, expected {want}", r.command)
+    check({s["stage"] for s in samples} == {"keys", "step"}, "samples.csv has other stages", r.command)
+    check(meta_of(out).get("stages") == ["keys", "step"], f"meta.json stages {meta_of(out).get('stages')}")
+    check(all(" --stages keys,step " in row["repro"] for row in timing),
+          f"a repro lacks --stages keys,step: {timing[0]['repro']!r}", r.command)
+    with open(os.path.join(out, "timing.csv"), encoding="utf-8") as f:
+        before = f.read()
+    r = run_ok("run", "--resume", out, "--quiet")
+    with open(os.path.join(out, "timing.csv"), encoding="utf-8") as f:
+        check(f.read() == before, "--resume of a complete --stages run appended rows", r.command)
+
+
+@case("stages: a row's repro re-measures exactly its (point, scorer) at the run's stages")
+def _():
+    out, _ = sweep("stages_repro", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", "attend")
+    _, timing = read(os.path.join(out, "timing.csv"))
+    check(len(timing) == 1, f"{len(timing)} rows, expected 1 (dot, attend)")
+    argv = timing[0]["repro"].split()
+    again = tmp("stages_repro_again")
+    r = run_ok(*argv[1:], "--quiet", "--out", again)
+    _, rows = read(os.path.join(again, "timing.csv"))
+    check([key(row) for row in rows] == [key(timing[0])], f"repro wrote keys {[key(row) for row in rows]}", r.command)
+
+
+for _value in ("step,bogus", "", "step,", "Step"):
+    @case(f"stages: --stages {_value!r} -> exit 2, one line naming --stages and the value, nothing written")
+    def _(value=_value):
+        out = tmp(f"bad_stages_{len(STATE)}_{value.replace(',', '_')}")
+        r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", value, "--out", out)
+        bad = next((name for name in value.split(",") if name not in STAGES), "")
+        one_error_line(r, [r"--stages", re.escape(f"'{bad}'"), r"\bkeys\b.*\bdecode\b"])
+        check(not os.path.exists(out), f"created {out}", r.command)
+
+
+def cleanup():
+    if "tmp" in STATE:
+        shutil.rmtree(STATE["tmp"], ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(cli.main(sys.argv, teardown=cleanup))

@@ -31,23 +31,7 @@ std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 ScorerShape shape_of(const Problem& p) { return {p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim}; }
 
 // Several decode steps with padding (lengths 17, 11, 5); serial in the fused step.
-Problem padded_point(const std::string& scorer, Impl impl) {
-  Problem p;
-  p.scorer = scorer;
-  p.impl = impl;
-  p.batch = 3;
-  p.src_len = 17;
-  p.tgt_len = 4;
-  p.enc_dim = 34;
-  p.dec_dim = 33;
-  p.attn_dim = 17;
-  p.emb_dim = 9;
-  p.vocab = 50;
-  p.len_min = 5;
-  p.init = InitKind::torch;
-  p.seed = 7;
-  return p;
-}
+Problem padded_point(const std::string& scorer, Impl impl) { return test::multi_step_point(scorer, InitKind::torch, impl); }
 
 // The same with B * D * A = 10240 >= kSmallProjectionMacs: the fused W s runs on oneDNN.
 Problem large_query_point(const std::string& scorer, Impl impl) {

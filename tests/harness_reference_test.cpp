@@ -164,24 +164,7 @@ TEST(HarnessReference, CasesCoverTheEdges) {
 
 // --- additive_linear: the alignment cannot change from step to step ----------------------
 
-// A point with several steps and padding, where the decoder state clearly moves.
-Problem multi_step_point(const std::string& scorer, InitKind init, Impl impl = Impl::onednn) {
-  Problem p;
-  p.impl = impl;
-  p.scorer = scorer;
-  p.batch = 3;
-  p.src_len = 17;
-  p.tgt_len = 6;
-  p.enc_dim = 34;
-  p.dec_dim = 33;
-  p.attn_dim = 17;
-  p.emb_dim = 9;
-  p.vocab = 50;
-  p.len_min = 5;
-  p.init = init;
-  p.seed = 3;
-  return p;
-}
+using test::multi_step_point;
 
 class StaticAlignment : public ::testing::TestWithParam<std::tuple<InitKind, Impl>> {};
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/problem.hpp"
@@ -12,6 +13,26 @@
 namespace attnbench::test {
 
 inline std::vector<Impl> all_impls() { return {Impl::onednn, Impl::fused}; }
+
+// A point with several steps and padding (lengths 17, 11, 5), where the decoder state
+// clearly moves; small enough that the fused step runs serially and q = W s by hand.
+inline Problem multi_step_point(const std::string& scorer, InitKind init, Impl impl = Impl::onednn) {
+  Problem p;
+  p.impl = impl;
+  p.scorer = scorer;
+  p.batch = 3;
+  p.src_len = 17;
+  p.tgt_len = 6;
+  p.enc_dim = 34;
+  p.dec_dim = 33;
+  p.attn_dim = 17;
+  p.emb_dim = 9;
+  p.vocab = 50;
+  p.len_min = 5;
+  p.init = init;
+  p.seed = 3;
+  return p;
+}
 
 // The same cases computed by `impl`.
 inline std::vector<Case> with_impl(std::vector<Case> cases, Impl impl) {

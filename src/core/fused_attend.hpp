@@ -10,10 +10,11 @@
 namespace attnbench {
 
 // Below this many multiply-adds per step (see fused_step_macs) one thread does all
-// examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on 2
-// Zen 4 cores: 2 threads pay from ~40K for additive (tanh-bound) but only from ~250K
-// for the memory-bound dot, general and additive_linear; 128K splits the difference
-// (the lesson's 960 stays serial, B32/L50/E512/A256's 1.2M runs 1.8x faster on 2).
+// examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on the
+// 2-core AMD EPYC dev machine: 2 threads pay from ~40K for additive (tanh-bound) but
+// only from ~250K for the memory-bound dot, general and additive_linear; 128K splits
+// the difference (the lesson's 960 stays serial, B32/L50/E512/A256's 1.2M runs 1.8x
+// faster on 2).
 inline constexpr std::int64_t kParallelStepMacs = 128 * 1024;
 
 // About the multiply-adds of one fused step: batch * src_len * (key width + enc_dim),

@@ -11,7 +11,7 @@
 namespace attnbench {
 
 // Below this many multiply-adds (rows * in * out) a plain loop beats a oneDNN call,
-// whose fixed cost is about 0.3 us (measured break-even on Zen 4, 1 and 2 threads:
+// whose fixed cost is about 0.3 us (measured break-even on the 2-core AMD EPYC dev machine, 1 and 2 threads:
 // the loop is 3.6x faster at the lesson's 1280, even at 8192, 2x slower at 64K).
 inline constexpr std::int64_t kSmallProjectionMacs = 8 * 1024;
 

@@ -15,6 +15,7 @@ Attend::Attend(OneDnnContext& ctx, std::int64_t batch, std::int64_t src_len, std
       dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, rows, 1), ctx.engine()));
   scores_ = dnnl::memory(rows, ctx.engine(), DNNL_MEMORY_NONE);
   weights_ = dnnl::memory(rows, ctx.engine(), DNNL_MEMORY_NONE);
+  softmax_args_ = {{DNNL_ARG_SRC, scores_}, {DNNL_ARG_DST, weights_}};
   context_ = MatmulOp(ctx, plain_desc({batch, 1, src_len}), plain_desc({batch, src_len, enc_dim}),
                       plain_desc({batch, 1, enc_dim}));
 }
@@ -34,7 +35,7 @@ void Attend::softmax(const float* logits, float* alpha) {
   }
   scores_.set_data_handle(const_cast<float*>(logits));
   weights_.set_data_handle(alpha);
-  softmax_.execute(ctx_->stream(), {{DNNL_ARG_SRC, scores_}, {DNNL_ARG_DST, weights_}});
+  softmax_.execute(ctx_->stream(), softmax_args_);
   ctx_->stream().wait();
   // Padded positions must carry exactly zero mass, whatever exp(-inf) rounds to.
   if (masked_)

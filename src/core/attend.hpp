@@ -32,6 +32,7 @@ class Attend {
   dnnl::softmax_forward softmax_;
   std::vector<float> masked_logits_;
   dnnl::memory scores_, weights_;
+  ExecArgs softmax_args_;  // built once: the map is not rebuilt (allocated) per call
   MatmulOp context_;
 };
 

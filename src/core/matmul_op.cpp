@@ -126,13 +126,14 @@ BinaryAddOp::BinaryAddOp(OneDnnContext& ctx, const dims& src0, const dims& src1,
   src0_ = unbound(ctx, a);
   src1_ = unbound(ctx, b);
   dst_ = unbound(ctx, a);
+  args_ = {{DNNL_ARG_SRC_0, src0_}, {DNNL_ARG_SRC_1, src1_}, {DNNL_ARG_DST, dst_}};
 }
 
 void BinaryAddOp::run(const float* src0, const float* src1, float* dst) {
   src0_.set_data_handle(const_cast<float*>(src0));
   src1_.set_data_handle(const_cast<float*>(src1));
   dst_.set_data_handle(dst);
-  primitive_.execute(ctx_->stream(), {{DNNL_ARG_SRC_0, src0_}, {DNNL_ARG_SRC_1, src1_}, {DNNL_ARG_DST, dst_}});
+  primitive_.execute(ctx_->stream(), args_);
   ctx_->stream().wait();
 }
 

@@ -83,6 +83,7 @@ class BinaryAddOp {
   OneDnnContext* ctx_ = nullptr;
   dnnl::binary primitive_;
   dnnl::memory src0_, src1_, dst_;
+  ExecArgs args_;
 };
 
 // Attributes with one eltwise post-op (alpha, beta as in oneDNN), or none for undef.

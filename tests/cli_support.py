@@ -69,6 +69,50 @@ def run(*args, env=None):
                   done.stderr.decode("utf-8", "replace"))
 
 
+class Background:
+    """The binary running in the background with `args`, to be signalled while it works:
+        with Background(["run", ...], timeout=30) as job:
+            job.wait_until(lambda: rows(path) >= 1, "a timing row")
+            job.proc.send_signal(signal.SIGINT)
+            result, waited = job.finish()
+    Leaving the block kills the process if it still runs."""
+
+    def __init__(self, args, timeout):
+        self.args = [str(a) for a in args]
+        self.command = shlex.join(["attnbench"] + self.args)
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.proc = subprocess.Popen([BINARY] + self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        return False
+
+    def wait_until(self, ready, what, poll=0.005):
+        """Polls ready() until it holds; Failure when the process exits first or the deadline passes."""
+        while not ready():
+            if self.proc.poll() is not None:
+                raise Failure(self.command, f"exited {self.proc.returncode} before {what}")
+            if time.monotonic() > self.deadline:
+                raise Failure(self.command, f"no {what} within {self.timeout} s")
+            time.sleep(poll)
+
+    def finish(self):
+        """Waits for the exit; returns (Result, seconds waited). Failure when it outlives the timeout."""
+        started = time.monotonic()
+        try:
+            stdout, stderr = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(self.command, f"still running {self.timeout} s after the signal")
+        return (Result(self.args, self.proc.returncode, stdout.decode("utf-8", "replace"),
+                       stderr.decode("utf-8", "replace")), time.monotonic() - started)
+
+
 def run_ok(*args, env=None, require_stdout=False):
     """Runs and requires exit 0 (and, with require_stdout, output on stdout)."""
     r = run(*args, env=env)

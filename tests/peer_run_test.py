@@ -17,13 +17,12 @@ import re
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import cli_support as cli
-from cli_support import Failure, Result, case, one_error_line, run, run_ok
+from cli_support import Failure, case, one_error_line, run, run_ok
 
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
 KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
@@ -235,36 +234,20 @@ def interrupt(out, signals, timeout=60):
     busy measuring the next point (running, not waiting on its stdin), sends SIGINT `signals` times (0.05 s
     apart). Returns (Result, the peer child's pid, seconds from the last signal to exit)."""
     args = ["run", *SLOW_GRID, "--peer", "torch", *FAST, "--quiet", "--out", out]
-    command = "attnbench " + " ".join(args)
-    proc = subprocess.Popen([cli.BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + timeout
-    try:
-        while torch_rows(os.path.join(out, "timing.csv")) < 1:
-            if proc.poll() is not None:
-                raise Failure(command, f"exited {proc.returncode} before writing a torch row")
-            if time.monotonic() > deadline:
-                raise Failure(command, f"no torch row within {timeout} s")
-            time.sleep(0.005)
-        with open(f"/proc/{proc.pid}/task/{proc.pid}/children", encoding="utf-8") as f:
-            children = [int(pid) for pid in f.read().split()]
-        check(len(children) == 1, f"expected one peer child process, found {children}", command)
-        while state(children[0]) != "R":
-            if time.monotonic() > deadline:
-                raise Failure(command, f"the peer child {children[0]} did not measure a second point")
-            time.sleep(0.001)
+    with cli.Background(args, timeout) as job:
+        job.wait_until(lambda: torch_rows(os.path.join(out, "timing.csv")) >= 1, "torch row")
+        pid = job.proc.pid
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as f:
+            children = [int(child) for child in f.read().split()]
+        check(len(children) == 1, f"expected one peer child process, found {children}", job.command)
+        job.wait_until(lambda: state(children[0]) == "R", f"second point measured by the peer child {children[0]}",
+                       poll=0.001)
         for n in range(signals):
             if n:
                 time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
-        signalled = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=timeout)
-        waited = time.monotonic() - signalled
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return Result(args, proc.returncode, stdout.decode("utf-8", "replace"),
-                  stderr.decode("utf-8", "replace")), children[0], waited
+            job.proc.send_signal(signal.SIGINT)
+        result, waited = job.finish()
+    return result, children[0], waited
 
 
 def gone_or_zombie(pid, within=5.0):

@@ -23,13 +23,12 @@ import shlex
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import cli_support as cli
-from cli_support import Failure, Result, case, one_error_line, run, run_ok
+from cli_support import Failure, case, one_error_line, run, run_ok
 
 SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
@@ -718,39 +717,19 @@ def start_and_signal(out, signals, grid=SLOW_GRID, during_write=False, pause=0.0
     times: `pause` apart, or (during_write) the second one the moment the next point's rows start to reach
     samples.csv. Returns (Result, seconds from the last signal to exit)."""
     args = ["run", *grid, *SLOW, "--out", out]
-    command = shlex.join(["attnbench"] + args)
-    proc = subprocess.Popen([cli.BINARY] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + timeout
     samples = os.path.join(out, "samples.csv")
-    try:
-        while data_rows(os.path.join(out, "timing.csv")) < 1:
-            if proc.poll() is not None:
-                raise Failure(command, f"exited {proc.returncode} before writing a timing row")
-            if time.monotonic() > deadline:
-                raise Failure(command, f"no timing row within {timeout} s")
-            time.sleep(0.01)
+    with cli.Background(args, timeout) as job:
+        job.wait_until(lambda: data_rows(os.path.join(out, "timing.csv")) >= 1, "timing row", poll=0.01)
         size = file_size(samples)
         for n in range(signals):
             if n and during_write:
-                while file_size(samples) == size and proc.poll() is None and time.monotonic() < deadline:
+                while file_size(samples) == size and job.proc.poll() is None and time.monotonic() < job.deadline:
                     pass  # busy: the window between the appends to samples.csv and timing.csv is short
             elif n:
                 time.sleep(pause)
             size = file_size(samples)
-            proc.send_signal(signal.SIGINT)
-        signalled = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=timeout)
-        waited = time.monotonic() - signalled
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise Failure(command, f"still running {timeout} s after SIGINT")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return Result(args, proc.returncode, stdout.decode("utf-8", "replace"),
-                  stderr.decode("utf-8", "replace")), waited
+            job.proc.send_signal(signal.SIGINT)
+        return job.finish()
 
 
 def reference_run(grid=SLOW_GRID):

@@ -148,7 +148,8 @@ TEST(Attend, ContextIsTheWeightedSumOfAnnotations) {
   OneDnnContext ctx(1);
   Attend attend(ctx, B, L, E, {L, L});
   std::vector<float> c(B * E, -1.f);
-  attend.context(alpha.data(), H.data(), c.data());
+  attend.bind_annotations(H.data());
+  attend.context(alpha.data(), c.data());
   EXPECT_TRUE(near_reference("context", c, expected_context(alpha, H, B, L, E)));
   // Example 1 puts all mass on h_1, so its context is h_1 exactly.
   EXPECT_EQ(c[2], H[8]);
@@ -168,7 +169,8 @@ TEST(Attend, PaddedAnnotationsDoNotReachTheContext) {
   Attend attend(ctx, B, L, E, lengths);
   std::vector<float> alpha(B * L), c(B * E);
   attend.softmax(scores.data(), alpha.data());
-  attend.context(alpha.data(), H.data(), c.data());
+  attend.bind_annotations(H.data());
+  attend.context(alpha.data(), c.data());
   // The expectation sums over valid positions only.
   std::vector<double> expected(B * E, 0.0);
   const std::vector<double> weights = expected_softmax(scores, B, L, lengths);

@@ -3,6 +3,7 @@
 // they meet the f32 tolerance, against the unrounded inputs they do not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -134,6 +135,44 @@ TEST_P(Bf16Matmul, ConvertsBothActivationOperandsEveryRun) {
     EXPECT_FALSE(near_reference("dst against unrounded inputs", dst,
                                 batched_reference(src, weights, B, M, K, N, strides)));
   }
+}
+
+TEST_P(Bf16Matmul, ABoundOperandIsConvertedOnceAtBinding) {
+  const auto [name, B, M, K, N, transposed] = GetParam();
+  const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{N * K, 1, K} : dnnl::memory::dims{K * N, N, 1};
+  const dnnl::memory::desc weights_desc({B, K, N}, dnnl::memory::data_type::f32, strides);
+  OneDnnContext ctx(1, DType::bf16);
+  MatmulOp op(ctx, plain_desc({B, M, K}), weights_desc, plain_desc({B, M, N}));
+  std::vector<float> src = random_floats(count(B * M * K), 11);
+  std::vector<float> weights = random_floats(count(B * K * N), 12);
+  std::vector<float> each_run(count(B * M * N)), bound(each_run.size());
+  op.run(src.data(), weights.data(), each_run.data());
+
+  op.bind_src(src.data());
+  const std::vector<float> src_at_binding = src;
+  std::fill(src.begin(), src.end(), 1e30f);  // not read again: the bf16 copy was made at binding
+  op.run_with_bound_src(weights.data(), bound.data());
+  EXPECT_EQ(bound, each_run);
+
+  src = src_at_binding;
+  op.bind_weights(weights.data());
+  std::fill(weights.begin(), weights.end(), 1e30f);
+  op.run_with_bound_weights(src.data(), bound.data());
+  EXPECT_EQ(bound, each_run);
+}
+
+TEST(F32Matmul, ABoundOperandIsReadAtEveryRun) {
+  OneDnnContext ctx(1);
+  MatmulOp op(ctx, plain_desc({1, 2, 3}), plain_desc({1, 3, 1}), plain_desc({1, 2, 1}));
+  std::vector<float> keys = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
+  const std::vector<float> query = {1.f, 0.f, -1.f};
+  std::vector<float> e(2);
+  op.bind_src(keys.data());
+  op.run_with_bound_src(query.data(), e.data());
+  EXPECT_EQ(e, (std::vector<float>{-2.f, -2.f}));
+  keys[0] = 11.f;  // f32 binds the buffer itself
+  op.run_with_bound_src(query.data(), e.data());
+  EXPECT_EQ(e, (std::vector<float>{8.f, -2.f}));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -17,7 +17,10 @@ class BatchedDot {
       : op_(ctx, plain_desc({batch, src_len, width}), plain_desc({batch, width, 1}), plain_desc({batch, src_len, 1}),
             scale == 1.f ? dnnl::primitive_attr() : eltwise_attr(dnnl::algorithm::eltwise_linear, scale, 0.f)) {}
 
-  void run(const float* keys, const float* query, float* e) { op_.run(keys, query, e); }
+  // Binds the keys for the runs that follow (on bf16 they are converted once, here).
+  void bind_keys(const float* keys) { op_.bind_src(keys); }
+  // Writes e for `query` against the bound keys.
+  void run(const float* query, float* e) { op_.run_with_bound_src(query, e); }
 
   // The same in double: keys (B, L, K), query (B, K) -> e (B, L).
   static std::vector<double> reference(std::span<const double> keys, std::span<const double> query,

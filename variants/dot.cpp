@@ -20,6 +20,7 @@ class DotScorer final : public Scorer {
         U_(make_linear(source, shape.enc_dim, shape.attn_dim, false)) {}
 
   void build(OneDnnContext& ctx, Impl impl) override {
+    impl_ = impl;
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
@@ -32,11 +33,14 @@ class DotScorer final : public Scorer {
     }
   }
 
-  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+  void prepare(const float* H) override {
+    keys_op_.run(H, keys_.data());
+    if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+  }
 
   void score(const float* s, float* e) override {
     query_op_.run(s, query_.data());
-    dot_.run(keys_.data(), query_.data(), e);
+    dot_.run(query_.data(), e);
   }
 
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
@@ -57,6 +61,7 @@ class DotScorer final : public Scorer {
   LinearParams W_, U_;
   LinearOp keys_op_, query_op_;
   BatchedDot dot_;
+  Impl impl_ = Impl::onednn;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, query_;
 };

@@ -14,15 +14,19 @@ class GeneralScorer final : public Scorer {
       : shape_(shape), W_(make_linear(source, shape.enc_dim, shape.dec_dim, false)) {}
 
   void build(OneDnnContext& ctx, Impl impl) override {
+    impl_ = impl;
     const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim;
     keys_op_ = LinearOp(ctx, B * L, W_);
     keys_.assign(static_cast<std::size_t>(B * L * D), 0.f);
     if (impl == Impl::onednn) dot_ = BatchedDot(ctx, B, L, D, 1.f);
   }
 
-  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+  void prepare(const float* H) override {
+    keys_op_.run(H, keys_.data());
+    if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+  }
 
-  void score(const float* s, float* e) override { dot_.run(keys_.data(), s, e); }
+  void score(const float* s, float* e) override { dot_.run(s, e); }
 
   // The query is s itself: nothing to compute, only to remember.
   void fused_query(const float* s) override { state_ = s; }
@@ -42,6 +46,7 @@ class GeneralScorer final : public Scorer {
   LinearParams W_;
   LinearOp keys_op_;
   BatchedDot dot_;
+  Impl impl_ = Impl::onednn;
   std::vector<float> keys_;
   const float* state_ = nullptr;  // the s of the last fused_query()
 };

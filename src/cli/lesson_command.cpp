@@ -96,7 +96,8 @@ void softmax_block(std::vector<Check>& checks, OneDnnContext& ctx) {
   std::vector<float> weights(scores.size()), context(static_cast<std::size_t>(kBatch * kEncDim));
   Attend attend(ctx, kBatch, kSrcLen, kEncDim, kFullLengths);
   attend.softmax(scores.data(), weights.data());
-  attend.context(weights.data(), H.data(), context.data());
+  attend.bind_annotations(H.data());
+  attend.context(weights.data(), context.data());
   std::vector<double> sums(kBatch, 0.0);
   for (std::int64_t b = 0; b < kBatch; ++b)
     for (std::int64_t j = 0; j < kSrcLen; ++j) sums[static_cast<std::size_t>(b)] += weights[static_cast<std::size_t>(b * kSrcLen + j)];

@@ -43,6 +43,8 @@ void Attend::softmax(const float* logits, float* alpha) {
       std::fill(alpha + b * src_len_ + lengths_[static_cast<std::size_t>(b)], alpha + (b + 1) * src_len_, 0.f);
 }
 
-void Attend::context(const float* alpha, const float* H, float* c) { context_.run(alpha, H, c); }
+void Attend::bind_annotations(const float* H) { context_.bind_weights(H); }
+
+void Attend::context(const float* alpha, float* c) { context_.run_with_bound_weights(alpha, c); }
 
 }  // namespace attnbench

@@ -21,8 +21,11 @@ class Attend {
   void mask(float* e) const;
   // Writes alpha (B, L) = softmax over the valid positions of `logits`; padded positions get 0.
   void softmax(const float* logits, float* alpha);
-  // Writes c (B, E) = alpha (B, 1, L) x H (B, L, E).
-  void context(const float* alpha, const float* H, float* c);
+  // Binds the annotations H (B, L, E) for context(); bind again when H changes (on a bf16
+  // context H is converted here, once per sequence, not at every step).
+  void bind_annotations(const float* H);
+  // Writes c (B, E) = alpha (B, 1, L) x H (B, L, E), H the bound annotations.
+  void context(const float* alpha, float* c);
 
  private:
   OneDnnContext* ctx_ = nullptr;

@@ -24,7 +24,8 @@ AttentionStep run_attention_step(OneDnnContext& ctx, Scorer& scorer, const Score
   attend.mask(out.scores.data());
   const float* logits = scorer.alignment_logits();
   attend.softmax(logits ? logits : out.scores.data(), out.weights.data());
-  attend.context(out.weights.data(), H.data(), out.context.data());
+  attend.bind_annotations(H.data());
+  attend.context(out.weights.data(), out.context.data());
   return out;
 }
 

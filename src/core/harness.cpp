@@ -52,7 +52,10 @@ void Harness::encode() {
   bridge_.run(final_iter_.data() + p_.batch * p_.enc_hidden(), state_.data());
 }
 
-void Harness::prepare_keys() { model_.scorer->prepare(annotations_.data()); }
+void Harness::prepare_keys() {
+  model_.scorer->prepare(annotations_.data());
+  if (p_.impl == Impl::onednn) attend_.bind_annotations(annotations_.data());
+}
 
 void Harness::score() {
   if (p_.impl == Impl::fused) {
@@ -71,7 +74,7 @@ void Harness::attend() {
   }
   attend_.mask(scores_.data());
   attend_.softmax(static_logits ? static_logits : scores_.data(), weights_.data());
-  attend_.context(weights_.data(), annotations_.data(), context_.data());
+  attend_.context(weights_.data(), context_.data());
 }
 
 void Harness::score_and_attend() {

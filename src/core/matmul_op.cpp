@@ -70,17 +70,50 @@ MatmulOp::MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl
   }
 }
 
-void MatmulOp::run(const float* src, const float* weights, float* dst) {
-  if (bf16_) {
+void MatmulOp::set_src(const float* src) {
+  if (bf16_)
     src_bf16_.convert(src);
-    weights_bf16_.convert(weights);
-  } else {
+  else
     src_.set_data_handle(const_cast<float*>(src));
+}
+
+void MatmulOp::set_weights(const float* weights) {
+  if (bf16_)
+    weights_bf16_.convert(weights);
+  else
     weights_.set_data_handle(const_cast<float*>(weights));
-  }
+}
+
+void MatmulOp::execute(float* dst) {
   dst_.set_data_handle(dst);
   primitive_.execute(ctx_->stream(), args_);
   ctx_->stream().wait();
+}
+
+void MatmulOp::run(const float* src, const float* weights, float* dst) {
+  set_src(src);
+  set_weights(weights);
+  execute(dst);
+}
+
+void MatmulOp::bind_src(const float* src) {
+  set_src(src);
+  ctx_->stream().wait();
+}
+
+void MatmulOp::bind_weights(const float* weights) {
+  set_weights(weights);
+  ctx_->stream().wait();
+}
+
+void MatmulOp::run_with_bound_src(const float* weights, float* dst) {
+  set_weights(weights);
+  execute(dst);
+}
+
+void MatmulOp::run_with_bound_weights(const float* src, float* dst) {
+  set_src(src);
+  execute(dst);
 }
 
 LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, dnnl::algorithm activation)

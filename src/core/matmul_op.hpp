@@ -31,7 +31,8 @@ class Bf16Operand {
 // dst = src x weights (+ post-ops), all plain row-major f32 with possibly strided
 // weights; the buffers are given at each run. Example: a (B,L,A) x (B,A,1) batched product.
 // On a bf16 context both inputs are activations converted to plain bf16 at each run
-// (Bf16Operand), the product accumulates in f32 and dst stays f32.
+// (Bf16Operand), or once at binding for a bound operand; the product accumulates in
+// f32 and dst stays f32.
 class MatmulOp {
  public:
   MatmulOp() = default;
@@ -40,7 +41,20 @@ class MatmulOp {
 
   void run(const float* src, const float* weights, float* dst);
 
+  // For an operand that stays the same over many runs (the annotations, the cached keys):
+  // binds it for run_with_bound_src()/run_with_bound_weights(); on a bf16 context it is
+  // converted here, once, not at every run. Bind again when its data changes.
+  void bind_src(const float* src);
+  void bind_weights(const float* weights);
+  // dst = bound src x weights, and dst = src x bound weights.
+  void run_with_bound_src(const float* weights, float* dst);
+  void run_with_bound_weights(const float* src, float* dst);
+
  private:
+  void set_src(const float* src);
+  void set_weights(const float* weights);
+  void execute(float* dst);
+
   OneDnnContext* ctx_ = nullptr;
   bool bf16_ = false;
   dnnl::matmul primitive_;

@@ -110,32 +110,39 @@ std::string memory_status(std::uint64_t need, std::uint64_t max_memory) {
   return status;
 }
 
-// Estimated seconds per point of `grid`; with the peer, the first point of each problem
-// also carries the peer's time, taken to be attnbench's (the peer runs once per problem).
+// Whether the peer measures at each point of `grid`: with_peer, at the first point of
+// each problem (the peer runs once per problem, whatever the impl).
+std::vector<bool> peer_points(const Grid& grid, bool with_peer) {
+  std::vector<bool> here;
+  std::set<std::string> planned;
+  for (const GridPoint& point : grid)
+    here.push_back(with_peer && planned.insert(peer_problem_id(point.problem)).second);
+  return here;
+}
+
+// Estimated seconds per point of `grid`; a point where the peer runs also carries the
+// peer's time, taken to be attnbench's.
 std::vector<double> point_estimates(const Grid& grid, const BenchSettings& bench, bool with_peer) {
+  const std::vector<bool> peer_here = peer_points(grid, with_peer);
   std::vector<double> seconds;
-  std::set<std::string> peer_planned;
-  for (const GridPoint& point : grid) {
-    const bool peer_here = with_peer && peer_planned.insert(peer_problem_id(point.problem)).second;
-    seconds.push_back(point_seconds(point, bench) * (peer_here ? 2 : 1));
-  }
+  for (std::size_t i = 0; i < grid.size(); ++i)
+    seconds.push_back(point_seconds(grid[i], bench) * (peer_here[i] ? 2 : 1));
   return seconds;
 }
 
 void print_plan(const Grid& grid, const BenchSettings& bench, std::uint64_t max_memory, bool with_peer) {
   const std::vector<double> estimates = point_estimates(grid, bench, with_peer);
-  std::set<std::string> peer_planned;
+  const std::vector<bool> peer_here = peer_points(grid, with_peer);
   double seconds = 0;
   std::printf("%5s  %-80s  %-40s  %9s  %9s\n", "point", "sizes", "scorers", "memory", "time");
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const std::uint64_t bytes = point_memory_bytes(grid[i]);
     const double t = bytes > max_memory ? 0 : estimates[i];
     seconds += t;
-    const bool peer_here = with_peer && peer_planned.insert(peer_problem_id(grid[i].problem)).second;
     char memory[32];
     std::snprintf(memory, sizeof memory, "%.3g GiB", gib(bytes));
     std::printf("%5zu  %-80s  %-40s  %9s  %9s%s\n", i + 1, describe(grid[i].problem).c_str(),
-                (join(grid[i].scorers, ",") + (peer_here ? " + torch" : "")).c_str(), memory,
+                (join(grid[i].scorers, ",") + (peer_here[i] ? " + torch" : "")).c_str(), memory,
                 format_duration(t).c_str(), bytes > max_memory ? "  (skipped: over --max-memory)" : "");
   }
   std::printf("total: %zu points, about %s%s\n", grid.size(), format_duration(seconds).c_str(),

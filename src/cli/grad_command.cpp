@@ -45,6 +45,19 @@ std::string grad_csv(const GradOptions& options) {
   return csv;
 }
 
+// Accepts a number that is > 0 (strictly) or >= 0; the message names the value.
+CLI::Validator number_above(double bound, bool inclusive) {
+  const std::string rule = std::string(inclusive ? "0 or more" : "more than 0");
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        const bool parsed = CLI::detail::lexical_cast(text, value);
+        if (parsed && (inclusive ? value >= bound : value > bound)) return {};
+        return "must be a number " + rule + ", got '" + text + "'";
+      },
+      inclusive ? "NUMBER >= 0" : "NUMBER > 0");
+}
+
 }  // namespace
 
 void setup_grad(CLI::App& app, int& exit_code) {
@@ -59,11 +72,11 @@ void setup_grad(CLI::App& app, int& exit_code) {
   add_problem_flags(*sub, options->flags);
   sub->add_option("--lengths", options->lengths, "Comma list of valid source lengths, one per example (e.g. 10,7)");
   sub->add_option("--adam-steps", options->adam_steps, "Optimizer steps on the batch before the printed backward")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_above(0, true))
       ->capture_default_str();
-  sub->add_option("--lr", options->train.lr, "Adam's learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--lr", options->train.lr, "Adam's learning rate")->check(number_above(0, false))->capture_default_str();
   sub->add_option("--clip", options->train.clip, "Max global L2 norm of the gradients (clip_grad_norm_)")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0, false))
       ->capture_default_str();
   sub->callback([options, &exit_code] {
     const std::string csv = grad_csv(*options);

@@ -1,6 +1,6 @@
 """`attnbench grad --init torch` against PyTorch autograd, tensor by tensor.
 
-Run: ATTNBENCH=/path/to/build/attnbench /usr/bin/python3 -m pytest tests/test_grad_torch.py
+Run: ATTNBENCH_BINARY=/path/to/build/attnbench /usr/bin/python3 -m pytest tests/test_grad_torch.py
 
 Each case runs the binary (subprocess) and scripts/torch_twin.py's run_grad (in process)
 on the same flags: the same rows must come out in the same order, the loss must agree
@@ -42,9 +42,9 @@ CASES = {
 
 
 def binary() -> str:
-    path = os.environ.get("ATTNBENCH")
+    path = os.environ.get("ATTNBENCH_BINARY")
     if not path:
-        pytest.fail("set ATTNBENCH to the built attnbench binary")
+        pytest.fail("set ATTNBENCH_BINARY to the built attnbench binary")
     return path
 
 

@@ -54,8 +54,8 @@ std::vector<std::string> parse_stages(const std::string& text) {
     named.push_back(name);
   }
   std::vector<std::string> stages;
-  for (const std::string& stage : all_stages())
-    if (std::find(named.begin(), named.end(), stage) != named.end()) stages.push_back(stage);
+  for (std::string_view stage : schema::kStages)
+    if (std::find(named.begin(), named.end(), stage) != named.end()) stages.emplace_back(stage);
   return stages;
 }
 
@@ -160,8 +160,8 @@ void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
   sub->add_option("--max-memory", o->max_memory_gib,
                   "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
   sub->add_option("--stages", o->stages,
-                  "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,"
-                  "encoder,decode)");
+                  "Comma list of the stages to time and write (default: keys,score,attend,step,cell,output,"
+                  "encoder,decode; train_step, one training step on one batch, only when named)");
   sub->add_option("--peer", o->peer,
                   "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch "
                   "eager, scripts/peer_torch.py; once per point whatever its impl)");

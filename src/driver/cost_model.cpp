@@ -68,7 +68,7 @@ StageCost encoder(const Sizes& s) {
 }  // namespace
 
 bool is_sequence_stage(std::string_view stage) {
-  return stage == "keys" || stage == "encoder" || stage == "decode";
+  return stage == "keys" || stage == "encoder" || stage == "decode" || stage == "train_step";
 }
 
 StageCost stage_cost(const Problem& p, std::string_view stage) {
@@ -81,6 +81,9 @@ StageCost stage_cost(const Problem& p, std::string_view stage) {
   if (stage == "output") return output(s);
   if (stage == "encoder") return encoder(s);
   if (stage == "decode") return keys(p, s) + s.T * (score(p, s) + attend(s) + cell(s) + output(s));
+  // The forward (encoder and decode) and a backward costed at twice the forward, the
+  // usual ratio for matmul-bound layers (one product each for d input and d weights).
+  if (stage == "train_step") return 3 * (encoder(s) + keys(p, s) + s.T * (score(p, s) + attend(s) + cell(s) + output(s)));
   throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
 }
 

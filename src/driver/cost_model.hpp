@@ -17,7 +17,7 @@ struct StageCost {
 // Example: stage_cost(p, "score") for dot is 2BDA + 2BLA flops.
 StageCost stage_cost(const Problem& p, std::string_view stage);
 
-// Whether a stage is timed once per sequence (keys, encoder, decode) rather than per step.
+// Whether a stage is timed once per sequence (keys, encoder, decode, train_step) rather than per step.
 bool is_sequence_stage(std::string_view stage);
 
 }  // namespace attnbench

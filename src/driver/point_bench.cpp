@@ -8,6 +8,7 @@
 
 #include "core/harness.hpp"
 #include "driver/schema.hpp"
+#include "train/trainer.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -62,7 +63,27 @@ std::function<void()> stage_work(Harness& h, std::string_view stage) {
 struct ScorerRig {
   Model model;
   std::unique_ptr<Harness> harness;
+  Model training_model;  // a copy the train_step stage trains (Adam changes it in place)
+  std::unique_ptr<Trainer> trainer;
 };
+
+// The train_step stage's trainer for p: the model, src and tgt as `probe --steps T` draws
+// them, then gold = randint(0, vocab, (B, T)), as `attnbench grad` and the PyTorch peer.
+std::unique_ptr<Trainer> make_trainer(OneDnnContext& ctx, const Problem& p, Model& model) {
+  ParamSource source(p.init, p.seed);
+  model = make_model(source, p, find_scorer(p.scorer).make);
+  std::vector<std::int64_t> gold(static_cast<std::size_t>(p.batch * p.tgt_len));
+  source.randint(gold, 0, p.vocab);
+  auto trainer = std::make_unique<Trainer>(ctx, model, std::move(gold), TrainOptions{});
+  trainer->step();  // warm-up, like the traced decode of the other stages
+  return trainer;
+}
+
+// The work of one stage: on the harness, or one training step (forward, loss, backward, clip, Adam).
+std::function<void()> stage_work(ScorerRig& rig, std::string_view stage) {
+  if (stage == "train_step") return [&trainer = *rig.trainer] { trainer.step(); };
+  return stage_work(*rig.harness, stage);
+}
 
 // The traced decode of p computed in f32 (same seed, init and sizes) on a context and
 // model of its own, which are freed before returning.
@@ -87,6 +108,8 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
     rigs[i].model = make_model(p, find_scorer(p.scorer).make);
     rigs[i].harness = std::make_unique<Harness>(ctx, rigs[i].model);
     const DecodeTrace trace = rigs[i].harness->run_traced();
+    if (std::find(settings.stages.begin(), settings.stages.end(), "train_step") != settings.stages.end())
+      rigs[i].trainer = make_trainer(ctx, p, rigs[i].training_model);
     results[i].scorer = p.scorer;
     results[i].metrics = measure_attention(trace, rigs[i].model.lengths, p.batch, p.src_len);
     if (p.dtype != DType::f32)
@@ -98,7 +121,7 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
     for (const std::string& stage : settings.stages) {
       const std::string name = std::to_string(i) + "/" + stage;
       benchmark::RegisterBenchmark(name.c_str(),
-                                   [work = stage_work(*rigs[i].harness, stage)](benchmark::State& state) {
+                                   [work = stage_work(rigs[i], stage)](benchmark::State& state) {
                                      for (auto _ : state) work();
                                    })
           ->UseRealTime()

@@ -1,6 +1,7 @@
 // Times every stage of every scorer at one grid point with Google Benchmark.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,13 +13,20 @@
 
 namespace attnbench {
 
-// Every timed stage, in schema order: {"keys", "score", ..., "decode"}.
-inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
+// The stages timed when --stages is not given, in schema order: every stage but the
+// opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
+inline std::vector<std::string> default_stages() {
+  std::vector<std::string> stages;
+  for (std::string_view stage : schema::kStages)
+    if (std::find(schema::kOptInStages.begin(), schema::kOptInStages.end(), stage) == schema::kOptInStages.end())
+      stages.emplace_back(stage);
+  return stages;
+}
 
 struct BenchSettings {
   int repetitions = 5;
-  double min_time = 0.05;                          // seconds per repetition
-  std::vector<std::string> stages = all_stages();  // the stages to time (--stages), in schema order
+  double min_time = 0.05;                              // seconds per repetition
+  std::vector<std::string> stages = default_stages();  // the stages to time (--stages), in schema order
 };
 
 // Real time of one iteration, averaged over the `iterations` of one repetition.

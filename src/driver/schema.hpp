@@ -29,7 +29,9 @@ inline constexpr std::array<std::string_view, 13> kEntropyValues = {
     "entropy_diff_f32"};
 
 // Timed stages, in the order a point reports them.
-inline constexpr std::array<std::string_view, 8> kStages = {"keys",  "score",  "attend",  "step",
-                                                            "cell",  "output", "encoder", "decode"};
+inline constexpr std::array<std::string_view, 9> kStages = {"keys",   "score",   "attend", "step",      "cell",
+                                                            "output", "encoder", "decode", "train_step"};
+// Stages timed only when --stages names them (not in the default list).
+inline constexpr std::array<std::string_view, 1> kOptInStages = {"train_step"};
 
 }  // namespace attnbench::schema

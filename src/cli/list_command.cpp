@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
 #include "driver/grid.hpp"
+#include "driver/schema.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -50,8 +51,11 @@ nlohmann::ordered_json scorers_json() {
 
 nlohmann::ordered_json stages_json() {
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  const auto by_default = [](std::string_view stage) {
+    return std::find(schema::kOptInStages.begin(), schema::kOptInStages.end(), stage) == schema::kOptInStages.end();
+  };
 #define ATTNBENCH_STAGE(name, per, description) \
-  stages.push_back({{"name", #name}, {"per", #per}, {"description", description}});
+  stages.push_back({{"name", #name}, {"per", #per}, {"description", description}, {"default", by_default(#name)}});
 #include "driver/stages.def"
   return stages;
 }

@@ -153,14 +153,15 @@ bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
 
 TEST(RooflineMeasure, TinyMatmulsGivePositiveFiniteFigures) {
   OneDnnContext ctx(1);
-  const MatmulPeak f32 = measure_matmul_peak(ctx, dnnl::memory::data_type::f32, {32, 48}, 2, 0.001);
+  const MatmulPeak f32 = measure_matmul_peak(ctx, {32, 48}, 2, 0.001);
   EXPECT_TRUE(positive_finite(f32.gflops)) << f32.gflops;
   EXPECT_TRUE(f32.size == 32 || f32.size == 48) << f32.size;
   EXPECT_FALSE(f32.impl.empty());
-  if (const auto reason = bf16_unavailable_reason(ctx)) {
+  if (const auto reason = bf16_unavailable_reason(1)) {
     EXPECT_NE(reason->find("bf16"), std::string::npos) << *reason;
   } else {
-    const MatmulPeak bf16 = measure_matmul_peak(ctx, dnnl::memory::data_type::bf16, {32}, 2, 0.001);
+    OneDnnContext bf16_ctx(1, DType::bf16);
+    const MatmulPeak bf16 = measure_matmul_peak(bf16_ctx, {32}, 2, 0.001);
     EXPECT_TRUE(positive_finite(bf16.gflops)) << bf16.gflops;
     EXPECT_EQ(bf16.size, 32);
   }

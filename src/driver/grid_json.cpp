@@ -27,7 +27,10 @@ PointSettings settings_in(const nlohmann::json& object, PointSettings base) {
   if (object.contains("min_time_s") && object["min_time_s"].is_number()) base.bench.min_time = object["min_time_s"];
   if (object.contains("peer")) {
     const nlohmann::json& peer = object["peer"];
-    if (peer.is_string()) set_setting(base, "peer", peer.get<std::string>().empty() ? "none" : peer.get<std::string>(), ',');
+    if (peer.is_string()) {
+      const std::string name = peer.get<std::string>();
+      set_setting(base, "peer", name.empty() ? "none" : name, ',');
+    }
     if (peer.is_object()) set_setting(base, "peer", peer.value("name", std::string()), ',');
     if (peer.is_null()) base.peer.clear();
   }

@@ -28,7 +28,8 @@ template <class Get>
 nlohmann::json common_value(const Grid& grid, Get get) {
   nlohmann::json values = nlohmann::json::array();
   for (const GridPoint& point : grid)
-    if (std::find(values.begin(), values.end(), nlohmann::json(get(point))) == values.end()) values.push_back(get(point));
+    if (std::find(values.begin(), values.end(), nlohmann::json(get(point))) == values.end())
+      values.push_back(get(point));
   return values.size() == 1 ? values[0] : values;
 }
 

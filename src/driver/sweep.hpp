@@ -17,7 +17,7 @@
 namespace attnbench {
 
 struct SweepOptions {
-  Grid grid;                                        // every point, each with its settings (the whole run, not the shard)
+  Grid grid;                                        // every point with its settings (the run's, not the shard's)
   std::string scenario;                             // name for results/<scenario>/ and meta.json
   std::vector<std::filesystem::path> scenario_files;  // recorded with their sha256
   std::string command_line;

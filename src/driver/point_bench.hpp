@@ -9,25 +9,10 @@
 
 #include "driver/attention_metrics.hpp"
 #include "driver/grid.hpp"
+#include "driver/run_settings.hpp"
 #include "driver/schema.hpp"
 
 namespace attnbench {
-
-// The stages timed when --stages is not given, in schema order: every stage but the
-// opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
-inline std::vector<std::string> default_stages() {
-  std::vector<std::string> stages;
-  for (std::string_view stage : schema::kStages)
-    if (std::find(schema::kOptInStages.begin(), schema::kOptInStages.end(), stage) == schema::kOptInStages.end())
-      stages.emplace_back(stage);
-  return stages;
-}
-
-struct BenchSettings {
-  int repetitions = 5;
-  double min_time = 0.05;                              // seconds per repetition
-  std::vector<std::string> stages = default_stages();  // the stages to time (--stages), in schema order
-};
 
 // Real time of one iteration, averaged over the `iterations` of one repetition.
 struct Sample {

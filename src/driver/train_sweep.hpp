@@ -1,0 +1,36 @@
+// `attnbench train`: every training of a list into one run folder (train.csv, train_final.csv, meta.json).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/task_training.hpp"
+
+namespace attnbench {
+
+struct TrainSweepOptions {
+  std::vector<TrainSetup> trainings;                  // the run's (not the shard's), in order
+  std::string scenario;                               // name for results/<scenario>/ and meta.json
+  std::vector<std::filesystem::path> scenario_files;  // recorded with their sha256
+  std::string command_line;
+  std::filesystem::path out_dir;
+  std::optional<nlohmann::json> resumed;  // --resume: the run's meta.json
+  bool force = false, dry_run = false, quiet = false;
+  int shard_index = 1, shard_count = 1;
+};
+
+// Trains every training of shard K/N not yet in out_dir's train_final.csv, appending its
+// curve and final rows once it ends (an interrupted training writes nothing); with dry_run
+// lists the trainings with time estimates instead. Returns 0, or kExitInterrupted after a
+// signal (the training under way is dropped, those finished stay). Throws
+// std::invalid_argument for what the user must fix before any training runs.
+int run_train_sweep(const TrainSweepOptions& options);
+
+// Estimated seconds of one training: its steps and evaluations, from the train_step cost model.
+double training_seconds(const TrainSetup& setup);
+
+}  // namespace attnbench

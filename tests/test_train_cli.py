@@ -56,6 +56,13 @@ def test_tiny_sweep_writes_the_schema(tmp_path):
         assert float(cells["ms_per_step"]) > 0
     assert [dict(zip(CURVE, row))["step"] for row in curve[1:3]] == ["10", "20"]
     assert (out / "meta.json").exists()
+    attention = rows(out / "train_attention.csv")
+    assert attention[0] == KEY + ["t", "j", "weight", "source", "target"]
+    first = [row for row in attention[1:] if row[:len(KEY)] == final[1][:len(KEY)]]
+    n = 1 + max(int(row[-4]) for row in first)  # reverse: the source is as long as the target
+    assert len(first) == (n + 1) * n and first[-1][-1] == "EOS"
+    for t in range(n + 1):  # each output step's weights sum to 1
+        assert abs(sum(float(row[-3]) for row in first if row[-5] == str(t)) - 1) < 1e-5
 
 
 @pytest.mark.parametrize("flags, flag", [

@@ -66,6 +66,29 @@ std::string train_curve_rows(const TrainSetup& setup, const TrainOutcome& outcom
   return text;
 }
 
+std::vector<std::string> train_attention_header() {
+  std::vector<std::string> h = train_key_columns();
+  for (const char* column : {"t", "j", "weight", "source", "target"}) h.emplace_back(column);
+  return h;
+}
+
+std::string train_attention_rows(const TrainSetup& setup, const TrainOutcome& outcome) {
+  const AttentionMap& map = outcome.example;
+  const std::size_t L = map.source.size();
+  std::string text;
+  for (std::size_t t = 0; L > 0 && t < map.weights.size() / L; ++t)
+    for (std::size_t j = 0; j < L; ++j) {
+      std::vector<std::string> cells = train_key(setup);
+      cells.push_back(std::to_string(t));
+      cells.push_back(std::to_string(j));
+      cells.push_back(metric_cell(map.weights[t * L + j]));
+      cells.push_back(std::to_string(map.source[j]));
+      cells.push_back(t < map.target.size() ? std::to_string(map.target[t]) : "EOS");
+      text += csv_line(cells);
+    }
+  return text;
+}
+
 std::string train_final_row(const TrainSetup& setup, const TrainOutcome& o) {
   std::vector<std::string> cells = train_key(setup);
   cells.push_back(o.status);

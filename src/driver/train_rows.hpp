@@ -20,6 +20,11 @@ std::vector<std::string> train_key(const TrainSetup& setup);
 std::string train_curve_rows(const TrainSetup& setup, const TrainOutcome& outcome);
 std::string train_final_row(const TrainSetup& setup, const TrainOutcome& outcome);
 
+// train_attention.csv: the key, then `t, j, weight, source, target`: the trained model's
+// attention on held-out example 0, one row per output step t (EOS last) and source position j.
+std::vector<std::string> train_attention_header();
+std::string train_attention_rows(const TrainSetup& setup, const TrainOutcome& outcome);
+
 // "%.9g", or "" for NaN.
 std::string metric_cell(double value);
 

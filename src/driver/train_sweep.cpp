@@ -52,7 +52,7 @@ std::set<std::string> finished_trainings(const std::filesystem::path& dir) {
 // Creates the folder and both CSVs with their headers (or, resuming, checks they are there).
 void open_folder(const std::filesystem::path& dir, bool resume) {
   if (resume) {
-    for (const char* name : {"train.csv", "train_final.csv"})
+    for (const char* name : {"train.csv", "train_attention.csv", "train_final.csv"})
       if (!std::filesystem::exists(dir / name))
         throw std::invalid_argument("--resume: " + (dir / name).string() + " not found; is it a train run folder?");
     return;
@@ -65,6 +65,7 @@ void open_folder(const std::filesystem::path& dir, bool resume) {
   if (error) throw std::invalid_argument(dir.string() + ": cannot create the output folder (" + error.message() + ")");
   std::ofstream(dir / "train.csv") << csv_line(train_curve_header());
   std::ofstream(dir / "train_final.csv") << csv_line(train_final_header());
+  std::ofstream(dir / "train_attention.csv") << csv_line(train_attention_header());
 }
 
 nlohmann::json training_json(const TrainSetup& s) {
@@ -160,6 +161,7 @@ int run_train_sweep(const TrainSweepOptions& options) {
     {
       const WriteSection section;
       append_text(options.out_dir / "train.csv", train_curve_rows(s, outcome));
+      append_text(options.out_dir / "train_attention.csv", train_attention_rows(s, outcome));
       append_text(options.out_dir / "train_final.csv", train_final_row(s, outcome));  // last: the training counts as done
     }
     done_estimate += training_seconds(s);

@@ -1,4 +1,5 @@
-// `attnbench train`: every training of a list into one run folder (train.csv, train_final.csv, meta.json).
+// `attnbench train`: every training of a list into one run folder (train.csv, train_final.csv,
+// train_attention.csv, meta.json).
 #pragma once
 
 #include <filesystem>

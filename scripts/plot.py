@@ -43,6 +43,8 @@ import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
+import train_figures  # noqa: E402  (scripts/, beside this file)
+
 DPI = 100
 FIGURE_SIZE_IN = (12.0, 6.0)
 FIGURE_PX = (1200, 600)  # width, height in pixels of every PNG: FIGURE_SIZE_IN x DPI
@@ -723,6 +725,8 @@ def main(argv):
     if bad or not formats:
         print(f"plot.py: --format: bad value '{args.format}': expected a comma list of png, svg", file=sys.stderr)
         return 2
+    if train_figures.is_train_run(args.run):  # an `attnbench train` folder: its own figures
+        return train_figures.plot_main(args.run, args.out or os.path.join(args.run, "figures"), formats)
     try:
         run = load_run(args.run)
     except (OSError, ValueError, KeyError) as error:

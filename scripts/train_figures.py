@@ -22,9 +22,8 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 import numpy as np  # noqa: E402
 
-KEY = ["task", "scorer", "impl", "dtype", "threads", "batch", "len_min", "src_len", "emb_dim", "enc_dim",
-       "dec_dim", "attn_dim", "lr", "clip", "seed"]
-GROUP = [k for k in KEY if k != "seed"]   # a configuration; its seeds are repetitions
+KEY = []    # the key columns, read from train_final.csv's header (those before `status`) by load_train_run
+GROUP = []  # KEY without seed: a configuration; its seeds are repetitions
 TEXT = {"task", "scorer", "impl", "dtype", "status"}
 FINAL_METRICS = ["token_acc", "seq_acc", "align_acc", "gold_mass", "entropy_norm", "drift", "seq_acc_long",
                  "align_acc_long", "ms_per_step"]
@@ -49,6 +48,10 @@ def _read(path):
 
 
 def load_train_run(folder):
+    with open(os.path.join(folder, "train_final.csv"), newline="") as f:
+        header = next(csv.reader(f))
+    KEY[:] = header[:header.index("status")]  # driver/train_columns.def, as the file says it
+    GROUP[:] = [k for k in KEY if k != "seed"]
     with open(os.path.join(folder, "meta.json")) as f:
         meta = json.load(f)
     return {"dir": folder, "meta": meta, "curve": _read(os.path.join(folder, "train.csv")),

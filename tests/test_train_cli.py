@@ -84,6 +84,15 @@ def test_bad_input_names_the_flag_and_writes_nothing(tmp_path, flags, flag):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("scenario, trainings", [
+    ("train_default", 6), ("train_tanh", 24), ("train_scale", 36), ("train_all", 60)])
+def test_shipped_scenarios_plan_their_trainings(scenario, trainings):
+    r = run("--scenario", scenario, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert f"total: {trainings} trainings, about" in r.stdout
+    assert " reverse " in r.stdout
+
+
 def test_dry_run_estimates_and_writes_nothing(tmp_path):
     out = tmp_path / "run"
     r = run(*TINY, "--out", str(out), "--dry-run")

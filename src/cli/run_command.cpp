@@ -137,6 +137,11 @@ SweepOptions sweep_options(const RunOptions& o) {
     s.scenario_files = {file};
   }
   s.out_dir = o.out.empty() ? default_run_dir(project_root() / "results", s.scenario) : std::filesystem::path(o.out);
+  const bool trains = std::find(s.bench.stages.begin(), s.bench.stages.end(), "train_step") != s.bench.stages.end();
+  for (const GridPoint& point : s.grid)
+    if (trains && point.problem.dtype != DType::f32)
+      throw std::invalid_argument("--stages: train_step trains in f32 only; the grid has --dtype " +
+                                  to_string(point.problem.dtype));
   return s;
 }
 

@@ -131,6 +131,41 @@ INSTANTIATE_TEST_SUITE_P(EveryScorerOneAndTwoThreads, ScorerGradients,
                            return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "t";
                          });
 
+// The scorer's backward at a size where its own loops run on every thread (additive's
+// (B, L, A) loop from 128K elements): 2 threads give 1 thread's gradients.
+TEST(ScorerGradients, TwoThreadsEqualOneAboveTheParallelSize) {
+  const ScorerShape shape{8, 64, 12, 10, 256};
+  std::mt19937 rng(9);
+  const auto to_float = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const std::vector<float> s = to_float(random_values(static_cast<std::size_t>(shape.batch * shape.dec_dim), rng));
+  const std::vector<float> H =
+      to_float(random_values(static_cast<std::size_t>(shape.batch * shape.src_len * shape.enc_dim), rng));
+  const std::vector<float> g = to_float(random_values(static_cast<std::size_t>(shape.batch * shape.src_len), rng));
+  for (const std::string& name : test::all_scorer_names()) {
+    std::vector<std::vector<double>> results[2];
+    for (int threads : {1, 2}) {
+      ParamSource source(InitKind::fast, 4);
+      std::unique_ptr<Scorer> scorer = find_scorer(name).make(source, shape);
+      OneDnnContext ctx(threads);
+      scorer->build(ctx, Impl::onednn);
+      scorer->build_backward(ctx);
+      std::vector<std::vector<float>> grads;
+      std::vector<std::span<float>> spans;
+      for (const ParamView& p : scorer->parameters()) grads.emplace_back(p.value.size(), 0.f);
+      for (std::vector<float>& v : grads) spans.emplace_back(v);
+      std::vector<float> ds(s.size()), dH(H.size(), 0.f);
+      scorer->prepare(H.data());
+      scorer->backward_score(s.data(), g.data(), ds.data(), spans);
+      scorer->backward_keys(H.data(), dH.data(), spans);
+      for (const std::vector<float>& v : grads) results[threads - 1].push_back(to_double(v));
+      results[threads - 1].push_back(to_double(ds));
+      results[threads - 1].push_back(to_double(dH));
+    }
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      EXPECT_TRUE(test::near_reference(name + " tensor " + std::to_string(i), results[1][i], results[0][i]));
+  }
+}
+
 // Small sizes, every one distinct, lengths 4, 3, 2.
 Problem tiny_point(const std::string& scorer, int threads) {
   Problem p;

@@ -1,4 +1,5 @@
-"""`attnbench grad --init torch` against PyTorch autograd, tensor by tensor.
+"""`attnbench grad --init torch` against PyTorch autograd, tensor by tensor; grad's bad input;
+the train_step stage of `attnbench run`.
 
 Run: ATTNBENCH_BINARY=/path/to/build/attnbench /usr/bin/python3 -m pytest tests/test_grad_torch.py
 
@@ -10,6 +11,7 @@ is zero up to rounding: additive_linear's scorer.W, whose W s term cancels in th
 """
 from __future__ import annotations
 
+import csv
 import os
 import pathlib
 import subprocess
@@ -110,3 +112,30 @@ def test_bad_input_is_one_line_naming_the_flag(extra: list, message: str) -> Non
     assert run.stdout == ""
     lines = run.stderr.strip().split("\n")
     assert len(lines) == 1 and message in lines[0], run.stderr
+
+
+def test_run_times_train_step_only_when_named(tmp_path) -> None:
+    out = tmp_path / "run"
+    run = subprocess.run([binary(), "run", "--scorer", "dot,general", "--batch", "2", "--src-len", "4", "--tgt-len",
+                          "3", "--stages", "step,train_step", "--repetitions", "2", "--min-time", "0.001", "--quiet",
+                          "--out", str(out)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    with open(out / "timing.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["scorer"], r["stage"]) for r in rows] == [("dot", "step"), ("dot", "train_step"),
+                                                         ("general", "step"), ("general", "train_step")]
+    for row in rows:
+        assert row["status"] == "ok"
+        per_step = float(row["median_ns"]) / (3 if row["stage"] == "train_step" else 1)
+        assert abs(float(row["ns_per_step"]) - per_step) <= 1e-6 * per_step
+    train = [r for r in rows if r["stage"] == "train_step"]
+    assert all("--stages step,train_step" in r["repro"] for r in train)
+
+
+def test_run_refuses_train_step_in_bf16(tmp_path) -> None:
+    out = tmp_path / "run"
+    run = subprocess.run([binary(), "run", "--stages", "train_step", "--dtype", "bf16", "--src-len", "4", "--out",
+                          str(out)], capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == "attnbench: error: --stages: train_step trains in f32 only; the grid has --dtype bf16"
+    assert not out.exists()

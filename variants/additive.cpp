@@ -11,6 +11,9 @@ namespace attnbench {
 
 namespace {
 
+// Elements of the (B, L, A) tensor from which the backward's loop runs on every thread.
+constexpr std::int64_t kParallelBackwardWork = 128 * 1024;
+
 class AdditiveScorer final : public Scorer {
  public:
   AdditiveScorer(ParamSource& source, const ScorerShape& shape, bool use_tanh)
@@ -117,6 +120,7 @@ class AdditiveScorer final : public Scorer {
     add_op_.run(keys_.data(), query_.data(), hidden_.data());
     v_back_.run(hidden_.data(), de, v_.weight.data(), grads[2].data(), nullptr, nullptr);
     const float* v = v_.weight.data();
+#pragma omp parallel for schedule(static) if (B * L * A >= kParallelBackwardWork)
     for (std::int64_t b = 0; b < B; ++b) {
       float* dq = dquery_.data() + b * A;
       std::fill_n(dq, A, 0.f);

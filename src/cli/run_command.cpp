@@ -106,6 +106,12 @@ SweepOptions sweep_options(const RunOptions& o) {
     plan_resumed_run(o, s);
   for (const GridPoint& point : s.grid)
     if (!point.settings.peer.empty()) s.peer = peer_command(point.settings.peer);
+  for (const GridPoint& point : s.grid) {
+    const std::vector<std::string>& stages = point.settings.bench.stages;
+    if (std::find(stages.begin(), stages.end(), "train_step") != stages.end() && point.problem.dtype != DType::f32)
+      throw std::invalid_argument("--stages: train_step trains in f32 only; the grid has --dtype " +
+                                  to_string(point.problem.dtype));
+  }
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "train/cross_entropy.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnbench {
@@ -29,6 +30,7 @@ double CrossEntropy::forward(const float* logits, const std::int64_t* targets) {
 
 void CrossEntropy::backward(const std::int64_t* targets, float* dlogits) const {
   const float scale = counted_ ? 1.f / static_cast<float>(counted_) : 0.f;
+#pragma omp parallel for schedule(static) if (rows_ * vocab_ >= 64 * 1024)
   for (std::int64_t r = 0; r < rows_; ++r) {
     float* d = dlogits + r * vocab_;
     const float* lp = log_probs_data_.data() + r * vocab_;

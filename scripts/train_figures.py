@@ -92,7 +92,7 @@ def curves_figure(run, out_dir, formats):
         return []
     tasks = sorted({r["task"] for r in rows})
     line_by = [c for c in _varying(rows, GROUP) if c != "task"] or ["scorer"]
-    fig = Figure(figsize=(4 * len(tasks), 6.5))
+    fig = Figure(figsize=(max(8.0, 4.0 * len(tasks)), 6.5))
     axes = fig.subplots(2, len(tasks), squeeze=False)
     for col, task in enumerate(tasks):
         for (key, group) in sorted(_groups([r for r in rows if r["task"] == task], line_by).items(), key=str):
@@ -125,7 +125,7 @@ def heatmaps_figure(run, out_dir, formats):
         panels.append(((task, scorer, attn), [r for r in group if r["seed"] == seed]))
     ncols = min(5, len(panels))
     nrows = (len(panels) + ncols - 1) // ncols
-    fig = Figure(figsize=(3.2 * ncols, 3.0 * nrows))
+    fig = Figure(figsize=(max(8.0, 3.2 * ncols), 3.2 * nrows))
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for i, ((task, scorer, attn), cells) in enumerate(panels):
         ax = axes[i // ncols][i % ncols]

@@ -109,8 +109,11 @@ def imported_modules(source: pathlib.Path) -> set[str]:
 
 
 def python_sources() -> list[pathlib.Path]:
-    out = subprocess.run(["git", "-C", str(REPO), "ls-files", "--", *PYTHON_DIRS], capture_output=True, text=True)
-    files = [REPO / f for f in out.stdout.split()] if out.returncode == 0 else []
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "ls-files", "--", *PYTHON_DIRS], capture_output=True, text=True)
+        files = [REPO / f for f in out.stdout.split()] if out.returncode == 0 else []
+    except FileNotFoundError:  # no git on the machine
+        files = []
     if not files:  # not a git checkout: every .py file of those folders
         files = [p for d in PYTHON_DIRS for p in (REPO / d).rglob("*.py")]
     return [f for f in files if f.suffix == ".py" and f.exists()]

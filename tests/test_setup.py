@@ -19,9 +19,9 @@ SETUP = REPO / "scripts" / "lib" / "setup.sh"
 MISSING = "attnbench-no-such-package"  # a name no Debian archive has
 
 
-def setup_call(call: str, env: dict[str, str], user: str | None = None) -> subprocess.CompletedProcess:
-    """Runs `call` in a bash that sourced setup.sh (as `user` if given), with `env` added."""
-    script = f"set -euo pipefail; source {SETUP}; {call}"
+def setup_call(call: str, env: dict[str, str], user: str | None = None, setup: pathlib.Path = SETUP):
+    """Runs `call` in a bash that sourced `setup` (as `user` if given), with `env` added."""
+    script = f"set -euo pipefail; source {setup}; {call}"
     command = ["bash", "-c", script]
     if user:
         command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"] + command
@@ -36,14 +36,16 @@ def one_setup_line(r: subprocess.CompletedProcess) -> str:
 
 
 @pytest.fixture
-def missing_list() -> pathlib.Path:
-    """A package list naming one package no archive has, readable by every user."""
+def readable_copy() -> pathlib.Path:
+    """A folder every user can read (the clone may sit in root's home, which others cannot),
+    holding a copy of scripts/lib/setup.sh and a package list naming one package no archive has."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="attnbench-setup-"))
-    folder.chmod(0o755)
-    listing = folder / "packages.txt"
-    listing.write_text(f"{MISSING}   # not in Debian\n")
-    listing.chmod(0o644)
-    yield listing
+    (folder / "scripts" / "lib").mkdir(parents=True)
+    shutil.copy(SETUP, folder / "scripts" / "lib" / "setup.sh")
+    (folder / "packages.txt").write_text(f"{MISSING}   # not in Debian\n")
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    yield folder
     shutil.rmtree(folder)
 
 
@@ -57,9 +59,10 @@ def test_a_non_debian_system_is_told_what_to_install(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
-def test_a_user_without_root_or_sudo_is_told_to_ask_for_the_missing_packages(missing_list):
-    r = setup_call("attnbench_install_packages", {"ATTNBENCH_PACKAGE_LIST": str(missing_list), "HOME": "/"},
-                   user="65534")
+def test_a_user_without_root_or_sudo_is_told_to_ask_for_the_missing_packages(readable_copy):
+    r = setup_call("attnbench_install_packages",
+                   {"ATTNBENCH_PACKAGE_LIST": str(readable_copy / "packages.txt"), "HOME": "/"},
+                   user="65534", setup=readable_copy / "scripts" / "lib" / "setup.sh")
     line = one_setup_line(r)
     assert f"packages are missing ({MISSING}) and installing them needs root" in line
     assert f"apt-get install --no-install-recommends {MISSING}" in line
@@ -67,8 +70,8 @@ def test_a_user_without_root_or_sudo_is_told_to_ask_for_the_missing_packages(mis
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="apt-get install needs root")
-def test_a_package_apt_cannot_find_is_named(missing_list):
-    r = setup_call("attnbench_install_packages", {"ATTNBENCH_PACKAGE_LIST": str(missing_list)})
+def test_a_package_apt_cannot_find_is_named(readable_copy):
+    r = setup_call("attnbench_install_packages", {"ATTNBENCH_PACKAGE_LIST": str(readable_copy / "packages.txt")})
     line = one_setup_line(r)
     assert line.startswith("attnbench setup: apt-get ")
     assert f"Unable to locate package {MISSING}" in line or "apt-get update failed" in line

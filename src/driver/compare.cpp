@@ -1,5 +1,8 @@
 #include "driver/compare.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -191,11 +194,9 @@ CompareResult compare_to_baseline(const RunTables& run, std::string_view column,
     if (std::find(values.begin(), values.end(), e.key[index]) == values.end()) values.push_back(e.key[index]);
   }
   if (base.empty()) {
-    std::string known;
-    for (const std::string& v : values) known += (known.empty() ? "" : ", ") + v;
-    throw std::invalid_argument("--baseline " + std::string(baseline) + ": no ok rows with " + std::string(column) +
-                                " " + std::string(baseline) + " in " + run.timing_path.string() + " (" +
-                                std::string(column) + ": " + (known.empty() ? "none" : known) + ")");
+    const std::string known = values.empty() ? "none" : fmt::format("{}", fmt::join(values, ", "));
+    throw std::invalid_argument(fmt::format("--baseline {}: no ok rows with {} {} in {} ({}: {})", baseline, column,
+                                            baseline, run.timing_path.string(), column, known));
   }
 
   CompareResult result;

@@ -44,9 +44,6 @@ class GridError : public std::invalid_argument {
 // Names of the Problem fields, in Problem's order; they are the scenario column names.
 const std::vector<std::string>& problem_fields();
 
-// Every field of p as text, in problem_fields() order: {{"scorer", "dot"}, {"batch", "2"}, ...}.
-std::vector<std::pair<std::string, std::string>> field_values(const Problem& p);
-
 // "--src-len" for "src_len": the CLI flag of a field.
 std::string flag_name(std::string_view field);
 

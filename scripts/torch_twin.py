@@ -210,6 +210,8 @@ SCORERS = {
     "dot": _twin(lambda E, D, A, L: DotScorer(E, D, A, scaled=False), DotScorer, scaled=False),
     "scaled_dot": _twin(lambda E, D, A, L: DotScorer(E, D, A, scaled=True), DotScorer, scaled=True),
     "general": _twin(lambda E, D, A, L: GeneralScorer(E, D), GeneralScorer),
+    "location": _twin(lambda E, D, A, L: LocationScorer(D, L), LocationScorer),
+    "mlp": _twin(lambda E, D, A, L: MlpScorer(E, D, A), MlpScorer),
 }
 
 

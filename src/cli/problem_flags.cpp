@@ -5,7 +5,11 @@
 
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
+#include "driver/grid.hpp"
+#include "driver/value_spec.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -39,6 +43,32 @@ void add_choice_conversion(CLI::Option* option) {
       fmt::format("{{{}}}", fmt::join(choice_words<E>(), ","))));
 }
 
+// A flag's integer text checked by the grid's own parser (driver/value_spec.hpp), so that
+// probe and run word a bad number alike: "bad value 'abc': value 'abc' is not a whole number".
+template <typename T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          std::size_t count = 0;
+          bool in_range = true;
+          if constexpr (std::is_unsigned_v<T>) {
+            count = parse_uint_spec(text, ',').size();
+          } else {
+            const std::vector<std::int64_t> values = parse_int_spec(text, ',');
+            count = values.size();
+            in_range = count != 1 || std::in_range<T>(values.front());
+          }
+          if (count != 1) return fmt::format("bad value '{}': give one value", text);
+          if (!in_range) return fmt::format("bad value '{}': value {} is out of range", text, text);
+          return "";
+        } catch (const std::invalid_argument& e) {
+          return fmt::format("bad value '{}': {}", text, e.what());
+        }
+      },
+      "");
+}
+
 template <typename T>
 void add(CLI::App& app, std::string_view field, const char* flag, T& value, const char* description) {
   CLI::Option* option = app.add_option(flag, value, help_text(field, description));
@@ -47,6 +77,7 @@ void add(CLI::App& app, std::string_view field, const char* flag, T& value, cons
     add_choice_conversion<T>(option);
   } else {
     option->capture_default_str();
+    if constexpr (std::is_integral_v<T>) option->check(whole_number<T>());
   }
 }
 
@@ -73,6 +104,7 @@ void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs) {
 Problem to_problem(const ProblemFlags& flags) {
   const Problem& p = flags.problem;
   find_scorer(p.scorer);
+  check_sizes(p);  // the grid's wording: "--batch: bad value '0': must be a positive whole number"
   validate(p);
   return p;
 }

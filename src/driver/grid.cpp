@@ -110,7 +110,8 @@ std::string point_key(const Problem& p) {
   return key;
 }
 
-// validate_sizes() as a GridError: its message starts with the flag of the field at fault.
+}  // namespace
+
 void check_sizes(const Problem& p, std::size_t block) {
   try {
     validate_sizes(p);
@@ -128,6 +129,8 @@ void check_sizes(const Problem& p, std::size_t block) {
     throw GridError("", "", message, block);
   }
 }
+
+namespace {
 
 struct Dimension {
   const Field* field;

@@ -47,6 +47,10 @@ const std::vector<std::string>& problem_fields();
 // "--src-len" for "src_len": the CLI flag of a field.
 std::string flag_name(std::string_view field);
 
+// validate_sizes() as a GridError naming the field, its value and the reason, e.g.
+// "--batch: bad value '0': must be a positive whole number"; `block` is for GridError::block().
+void check_sizes(const Problem& p, std::size_t block = 0);
+
 // Most points one block may expand to.
 inline constexpr std::size_t kMaxBlockPoints = 1000000;
 

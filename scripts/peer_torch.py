@@ -101,8 +101,7 @@ class Point:
 
     def flags(self, scorer: str) -> str:
         """The Problem flags of one scorer at this point, in attnbench's repro order."""
-        names = ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
-                 "dtype", "seed", "init", "len_min")
+        names = [f for f in attnbench_lists.field_names() if f not in ("scorer", "impl")]
         return f"--scorer {scorer} " + " ".join(f"{flag(n)} {getattr(self, n)}" for n in names)
 
     def describe(self) -> str:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, NamedTuple, Optional
 
 import torch
@@ -280,9 +280,9 @@ class Probe:
     def flags(self) -> list:
         """The binary's command-line flags for this probe, e.g. ['--init', 'torch', '--scorer', 'dot', ...]."""
         out = ["--init", "torch"]
-        for name in ("scorer", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim",
-                     "vocab", "threads", "seed", "len_min", "steps"):
-            out += ["--" + name.replace("_", "-"), str(getattr(self, name))]
+        for field in fields(self):
+            if field.name != "lengths":
+                out += ["--" + field.name.replace("_", "-"), str(getattr(self, field.name))]
         if self.lengths is not None:
             out += ["--lengths", ",".join(str(n) for n in self.lengths)]
         return out
@@ -383,9 +383,9 @@ def make_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     probe = commands.add_parser("probe", help="print what `attnbench probe --init torch` prints")
     defaults = Probe()
-    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
-                 "seed", "len_min", "steps"):
-        probe.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
+    for field in fields(Probe):
+        if field.type in ("int", int):
+            probe.add_argument("--" + field.name.replace("_", "-"), type=int, default=getattr(defaults, field.name))
     probe.add_argument("--scorer", default=defaults.scorer, help="one of: " + ", ".join(SCORERS))
     probe.add_argument("--dtype", default="f32", help="f32 only")
     probe.add_argument("--init", default="fast", help="torch only (the binary's default, fast, is refused)")

@@ -28,7 +28,10 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
-OURS = ("onednn", "fused")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_lists  # noqa: E402
+
+OURS = tuple(attnbench_lists.lists()["impls"])  # every impl of the binary
 PEER = "torch"
 # (batch, src_len, enc_dim, dec_dim, attn_dim) of scenarios/perf.csv's sizes, in table order.
 SIZES = {(2, 10, 16, 20, 32): "lesson", (32, 50, 512, 256, 256): "mid", (80, 50, 2000, 1000, 1000): "paper"}

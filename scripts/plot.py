@@ -43,6 +43,9 @@ import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_lists  # noqa: E402  (the binary's lists of scorers, stages and columns)
+
 DPI = 100
 FIGURE_SIZE_IN = (12.0, 6.0)
 FIGURE_PX = (1200, 600)  # width, height in pixels of every PNG: FIGURE_SIZE_IN x DPI
@@ -59,16 +62,20 @@ matplotlib.rcParams.update({
 })
 SAVE_METADATA = {"svg": {"Date": None}, "png": {"Software": None}}
 
-KNOWN_SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
-STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
-SEQUENCE_STAGES = {"keys", "encoder", "decode"}  # timed once per sequence; ns_per_step = median / tgt_len
-SIZES = ["batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab"]
-TIMING_KEY = ["scorer", "impl", "dtype", "threads"] + SIZES + ["stage"]
-TIMING_POINT = ["impl", "dtype", "threads"] + SIZES          # a grid point, without scorer and stage
-ENTROPY_POINT = ["dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed",
-                 "len_min"]
-INT_COLUMNS = set(SIZES) | {"threads", "repetitions", "iterations", "repetition", "seed", "len_min", "samples"}
-TEXT_COLUMNS = {"scorer", "impl", "dtype", "stage", "status", "repro", "init"}
+# The binary's lists (`attnbench list --json`, $ATTNBENCH_BINARY or build/attnbench).
+_LISTS = attnbench_lists.lists()
+KNOWN_SCORERS = attnbench_lists.scorer_names()
+STAGES = attnbench_lists.stage_names()
+SEQUENCE_STAGES = set(attnbench_lists.sequence_stages())  # timed once per sequence; ns_per_step = median / tgt_len
+TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
+TIMING_POINT = [c for c in TIMING_KEY if c not in ("scorer", "stage")]   # a grid point, without scorer and stage
+SIZES = [c for c in TIMING_POINT if c not in ("impl", "dtype", "threads")]
+ENTROPY_POINT = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c != "scorer"]
+_FIELD_TYPES = {f["name"]: f["type"] for f in _LISTS["fields"]}
+# Integer columns: int Problem fields, and the counts among the values (no unit, and never fractional).
+INT_COLUMNS = ({name for name, kind in _FIELD_TYPES.items() if kind == "int"}
+               | {"repetitions", "iterations", "repetition", "samples"})
+TEXT_COLUMNS = ({name for name, kind in _FIELD_TYPES.items() if kind != "int"} | {"stage", "status", "repro", "bound"})
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}

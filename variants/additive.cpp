@@ -107,10 +107,23 @@ std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& sh
   return std::make_unique<AdditiveScorer>(source, shape, use_tanh);
 }
 
+StageCost additive_score_cost(const Problem& p, bool use_tanh) {
+  const CostSizes s(p);
+  const StageCost query = linear_cost(s.B, s.D, s.A);
+  const double hidden = s.B * s.L * s.A;
+  const double elementwise = (use_tanh ? 2 : 1) * hidden;  // K + q, and tanh as one flop
+  // fused: v . act(k_j + q) per position, reading K once; no (B, L, A) tensor.
+  if (p.impl == Impl::fused) return query + StageCost{elementwise + 2 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+  // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
+  return query + StageCost{elementwise, 4 * 2 * hidden} + linear_cost(s.B * s.L, s.A, 1);
+}
+
 ScorerInfo scorer_info_additive() {
   return {"additive", "e_tj = v . tanh(W s_{t-1} + U h_j)",
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
-          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh};
+          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh,
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}},
+          projected_keys_cost, [](const Problem& p) { return additive_score_cost(p, true); }};
 }
 
 }  // namespace attnbench

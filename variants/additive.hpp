@@ -11,4 +11,7 @@ namespace attnbench {
 // Parameters in creation order: W: Linear(D, A), U: Linear(E, A), v: Linear(A, 1), no bias.
 std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh);
 
+// Cost of one `score` step at p: q = W s, then act(k_j + q) and v . over (B, L, A).
+StageCost additive_score_cost(const Problem& p, bool use_tanh);
+
 }  // namespace attnbench

@@ -10,6 +10,7 @@
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 #include "core/problem.hpp"
+#include "core/stage_cost.hpp"
 
 namespace attnbench {
 
@@ -50,6 +51,16 @@ class Scorer {
   virtual std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const = 0;
 };
 
+// One parameter module of a scorer, as PyTorch creates it: `in` and `out` name a Problem
+// size field ("dec_dim") or are a number ("1").
+struct ScorerModule {
+  const char* name;  // "W"
+  const char* kind;  // "Linear"
+  const char* in;
+  const char* out;
+  bool bias;
+};
+
 // One row of the scorer table (variants/variants.def lists them).
 struct ScorerInfo {
   const char* name;
@@ -58,6 +69,11 @@ struct ScorerInfo {
   const char* paper;
   // Draws the parameters from `source` in PyTorch's order.
   std::unique_ptr<Scorer> (*make)(ParamSource& source, const ScorerShape& shape);
+  std::vector<ScorerModule> modules;  // in PyTorch creation order
+  // Cost of stage `keys` (once per sequence) at p.
+  StageCost (*keys_cost)(const Problem& p);
+  // Cost of stage `score` (one step) at p, computed p.impl's way.
+  StageCost (*score_cost)(const Problem& p);
 };
 
 }  // namespace attnbench

@@ -1,5 +1,8 @@
 #include "driver/merge.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -59,12 +62,12 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
 std::string missing_shards(const std::set<std::string>& names) {
   const std::string& any = *names.begin();
   const int count = std::stoi(any.substr(any.find('/') + 1));
-  std::string missing;
+  std::vector<std::string> missing;
   for (int k = 1; k <= count; ++k) {
-    const std::string name = std::to_string(k) + "/" + std::to_string(count);
-    if (!names.contains(name)) missing += (missing.empty() ? "" : ", ") + name;
+    std::string name = fmt::format("{}/{}", k, count);
+    if (!names.contains(name)) missing.push_back(std::move(name));
   }
-  return missing;
+  return fmt::format("{}", fmt::join(missing, ", "));
 }
 
 }  // namespace

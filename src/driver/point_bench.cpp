@@ -46,16 +46,21 @@ class SampleCollector final : public benchmark::BenchmarkReporter {
   std::map<std::string, std::vector<Sample>> samples;
 };
 
-// The work of one stage on a ready harness (encoded, keys prepared).
+// The work of each stage of driver/stages.def on a ready harness (encoded, keys
+// prepared), named work_<stage>.
+void work_keys(Harness& h) { h.prepare_keys(); }
+void work_score(Harness& h) { h.score(); }
+void work_attend(Harness& h) { h.attend(); }
+void work_step(Harness& h) { h.score_and_attend(); }
+void work_cell(Harness& h) { h.cell(0); }
+void work_output(Harness& h) { h.output(); }
+void work_encoder(Harness& h) { h.encode(); }
+void work_decode(Harness& h) { h.decode(); }
+
 std::function<void()> stage_work(Harness& h, std::string_view stage) {
-  if (stage == "keys") return [&h] { h.prepare_keys(); };
-  if (stage == "score") return [&h] { h.score(); };
-  if (stage == "attend") return [&h] { h.attend(); };
-  if (stage == "step") return [&h] { h.score_and_attend(); };
-  if (stage == "cell") return [&h] { h.cell(0); };
-  if (stage == "output") return [&h] { h.output(); };
-  if (stage == "encoder") return [&h] { h.encode(); };
-  if (stage == "decode") return [&h] { h.decode(); };
+#define ATTNBENCH_STAGE(name, per, description) \
+  if (stage == #name) return [&h] { work_##name(h); };
+#include "driver/stages.def"
   throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
 }
 

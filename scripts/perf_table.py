@@ -10,9 +10,10 @@ dtype (--dtype, default f32) it prints a Markdown table with one row per scorer 
 threads: the median of ours with oneDNN primitives, ours fused and PyTorch eager in
 microseconds, PyTorch over the faster of ours, the fused row's % of the roofline and which
 roof bounds the stage; then, per scorer x size, what the most threads in the run buy over
-1 thread for the impl of ours that is fastest there. A size is named lesson, mid or paper
-when (batch, src_len, enc_dim, dec_dim, attn_dim) are scenarios/perf.csv's, else by those
-numbers. A caption names the run, the machine and the date from RUN/meta.json.
+1 thread for the impl of ours that is fastest there. A size is named by the `name` of the
+scenario row that planned it (RUN/meta.json's grid; scenarios/perf.csv names lesson, mid and
+paper), else by its (batch, src_len, enc_dim, dec_dim, attn_dim); named sizes come first, in
+the grid's order. A caption names the run, the machine and the date from RUN/meta.json.
 
 With --readme FILE the text between the lines `<!-- perf-table:begin -->` and
 `<!-- perf-table:end -->` of FILE is replaced (the file is rewritten atomically). Standard
@@ -33,23 +34,35 @@ import attnbench_lists  # noqa: E402
 
 OURS = tuple(attnbench_lists.lists()["impls"])  # every impl of the binary
 PEER = "torch"
-# (batch, src_len, enc_dim, dec_dim, attn_dim) of scenarios/perf.csv's sizes, in table order.
-SIZES = {(2, 10, 16, 20, 32): "lesson", (32, 50, 512, 256, 256): "mid", (80, 50, 2000, 1000, 1000): "paper"}
-SIZE_COLUMNS = ("batch", "src_len", "enc_dim", "dec_dim", "attn_dim")
+# What names an unnamed size, in this order: "B2 L10 E16 D20 A32".
+SIZE_LABEL = (("B", "batch"), ("L", "src_len"), ("E", "enc_dim"), ("D", "dec_dim"), ("A", "attn_dim"))
 
 
 class InputError(ValueError):
     """Bad input: one line on stderr, exit 2."""
 
 
-def size_name(row: Dict[str, str]) -> str:
-    dims = tuple(int(row[c]) for c in SIZE_COLUMNS)
-    return SIZES.get(dims) or "B{} L{} E{} D{} A{}".format(*dims)
+class Sizes:
+    """The names of the run's sizes: each named point of RUN/meta.json's grid (its Problem fields
+    as text and the `name` of the scenario row that planned it), in grid order."""
 
+    def __init__(self, meta: dict):
+        self.named: List[Tuple[Dict[str, str], str]] = []
+        for point in meta.get("grid") or []:
+            if isinstance(point, dict) and point.get("name"):
+                fields = {k: v for k, v in point.items() if isinstance(v, str) and k != "impl"}
+                self.named.append((fields, point["name"]))
+        self.order = list(dict.fromkeys(name for _, name in self.named))
 
-def size_order(name: str) -> int:
-    order = list(SIZES.values())
-    return order.index(name) if name in order else len(order)
+    def name(self, row: Dict[str, str]) -> str:
+        """The name of the point `row` measured (any impl: the peer's rows say torch), else its sizes."""
+        for fields, name in self.named:
+            if all(row[k] == v for k, v in fields.items() if k in row):
+                return name
+        return " ".join(f"{letter}{row[column]}" for letter, column in SIZE_LABEL)
+
+    def rank(self, name: str) -> int:
+        return self.order.index(name) if name in self.order else len(self.order)
 
 
 def microseconds(ns: float) -> str:
@@ -61,7 +74,17 @@ def microseconds(ns: float) -> str:
 Cell = Tuple[str, str, int]  # (scorer, size, threads)
 
 
-def read_rows(run: str, stage: str, dtype: str) -> Dict[Cell, Dict[str, Dict[str, str]]]:
+def read_meta(run: str) -> dict:
+    """RUN/meta.json, or {} when it is missing or does not parse."""
+    try:
+        with open(os.path.join(run, "meta.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def read_rows(run: str, stage: str, dtype: str, sizes: Sizes) -> Dict[Cell, Dict[str, Dict[str, str]]]:
     """{(scorer, size, threads): {impl: timing row}} of the ok rows of `stage` and `dtype`, in file order."""
     path = os.path.join(run, "timing.csv")
     try:
@@ -73,7 +96,7 @@ def read_rows(run: str, stage: str, dtype: str) -> Dict[Cell, Dict[str, Dict[str
     for row in rows:
         if row.get("stage") != stage or row.get("dtype") != dtype or row.get("status") != "ok":
             continue
-        cell = (row["scorer"], size_name(row), int(row["threads"]))
+        cell = (row["scorer"], sizes.name(row), int(row["threads"]))
         by_impl = cells.setdefault(cell, {})
         if row["impl"] in by_impl:
             raise InputError(f"RUN: {path} has two {row['impl']} rows for {cell} (other tgt_len, emb_dim or vocab); "
@@ -94,19 +117,19 @@ def best_ours(by_impl: Dict[str, Dict[str, str]]) -> Optional[Tuple[str, float]]
     return min(timed, key=lambda t: t[1]) if timed else None
 
 
-def ordered(cells) -> List[Cell]:
+def ordered(cells, sizes: Sizes) -> List[Cell]:
     scorers: List[str] = []
     for scorer, _, _ in cells:
         if scorer not in scorers:
             scorers.append(scorer)
-    return sorted(cells, key=lambda c: (scorers.index(c[0]), size_order(c[1]), c[1], c[2]))
+    return sorted(cells, key=lambda c: (scorers.index(c[0]), sizes.rank(c[1]), c[1], c[2]))
 
 
-def main_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
+def main_table(cells: Dict[Cell, Dict[str, Dict[str, str]]], sizes: Sizes) -> List[str]:
     lines = ["| scorer | size | threads | ours onednn µs | ours fused µs | PyTorch µs | PyTorch / best ours "
              "| % roofline (fused) | bound |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for cell in ordered(cells):
+    for cell in ordered(cells, sizes):
         by_impl = cells[cell]
         onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
         best = best_ours(by_impl)
@@ -118,7 +141,7 @@ def main_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
     return lines
 
 
-def speedup_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
+def speedup_table(cells: Dict[Cell, Dict[str, Dict[str, str]]], sizes: Sizes) -> List[str]:
     """Most threads / 1 thread per scorer x size, for the impl of ours fastest at the most threads."""
     most = max(threads for _, _, threads in cells)
     if most == 1:
@@ -126,7 +149,7 @@ def speedup_table(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
     lines = [f"Speedup of {most} threads over 1, for the impl of ours that is faster on {most} threads:", "",
              f"| scorer | size | impl | 1 thread µs | {most} threads µs | speedup |",
              "| --- | --- | --- | ---: | ---: | ---: |"]
-    for scorer, size, threads in ordered(cells):
+    for scorer, size, threads in ordered(cells, sizes):
         if threads != most or (scorer, size, 1) not in cells:
             continue
         best = best_ours(cells[(scorer, size, most)])
@@ -146,13 +169,8 @@ def blas(libraries) -> str:
     return " (BLAS " + ", ".join("/".join(path.split("/")[-2:]) for path in libraries) + ")"
 
 
-def caption(run: str, stage: str, dtype: str, cells) -> str:
+def caption(run: str, stage: str, dtype: str, cells, meta: dict) -> str:
     """Where the numbers come from: the run, machine, versions and date from RUN/meta.json."""
-    try:
-        with open(os.path.join(run, "meta.json"), encoding="utf-8") as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        meta = {}
     build = meta.get("build") or {}
     peer = meta.get("peer") or {}
     repetitions = {row["repetitions"] for by_impl in cells.values() for row in by_impl.values()}
@@ -173,9 +191,11 @@ def caption(run: str, stage: str, dtype: str, cells) -> str:
 
 def table(run: str, stage: str = "step", dtype: str = "f32") -> str:
     """The Markdown text: caption, main table, speedup table."""
-    cells = read_rows(run, stage, dtype)
-    parts = [caption(run, stage, dtype, cells), "", *main_table(cells)]
-    speedups = speedup_table(cells)
+    meta = read_meta(run)
+    sizes = Sizes(meta)
+    cells = read_rows(run, stage, dtype, sizes)
+    parts = [caption(run, stage, dtype, cells, meta), "", *main_table(cells, sizes)]
+    speedups = speedup_table(cells, sizes)
     if speedups:
         parts += ["", *speedups]
     return "\n".join(parts) + "\n"

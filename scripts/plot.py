@@ -144,7 +144,7 @@ class Run:
         """The first planned grid point (meta.json `grid`) as a dict of ints/strings, else the first timing row."""
         grid = self.meta.get("grid") if isinstance(self.meta, dict) else None
         if grid:
-            return {k: parse_cell(k, v) for k, v in grid[0].items() if k != "scorers"}
+            return {k: parse_cell(k, v) for k, v in grid[0].items() if not isinstance(v, list)}  # not scorers, stages
         if self.timing:
             return dict(self.timing[0])
         if self.entropy:

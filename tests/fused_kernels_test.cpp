@@ -242,8 +242,33 @@ INSTANTIATE_TEST_SUITE_P(
       return name.str();
     });
 
-TEST(FusedProjectionPaths, ThresholdIsWhereTheTestPointsSayItIs) {
-  EXPECT_EQ(4 * 32 * 64, kSmallProjectionMacs);
+TEST(FusedProjectionPaths, TheLoopStopsExactlyAtTheThresholdAndBothPathsAgreeAcrossIt) {
+  // Shapes one multiply-add below and exactly at kSmallProjectionMacs, whatever its value:
+  // the path switches there, and both paths compute the same y for the same W and x.
+  const std::int64_t rows = 2, in = 4, below_out = (kSmallProjectionMacs - 1) / (rows * in);
+  ASSERT_LT(rows * in * below_out, kSmallProjectionMacs);
+  ASSERT_EQ(kSmallProjectionMacs % (rows * in), 0) << "pick rows and in that divide the threshold";
+  const std::int64_t at_out = kSmallProjectionMacs / (rows * in);
+  ParamSource source(InitKind::fast, 6);
+  const LinearParams W = make_linear(source, in, at_out, false);
+  const std::vector<float> x = random_floats(count(rows * in), 10);
+  OneDnnContext ctx(1);
+  FusedProjection at(ctx, rows, W, 0.5f);
+  LinearParams W_below = W;  // the first below_out rows of W (out, in)
+  W_below.out = below_out;
+  W_below.weight.resize(count(below_out * in));
+  FusedProjection below(ctx, rows, W_below, 0.5f);
+  EXPECT_TRUE(at.uses_onednn());
+  EXPECT_FALSE(below.uses_onednn());
+  std::vector<float> y_at(count(rows * at_out), std::nanf("")), y_below(count(rows * below_out), std::nanf(""));
+  at.run(x.data(), y_at.data());
+  below.run(x.data(), y_below.data());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<double> same(y_at.begin() + r * at_out, y_at.begin() + r * at_out + below_out);
+    std::vector<double> ref;
+    for (std::int64_t o = 0; o < below_out; ++o) ref.push_back(y_below[count(r * below_out + o)]);
+    EXPECT_TRUE(near_reference("row " + std::to_string(r), same, ref));
+  }
 }
 
 }  // namespace

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "core/matmul_op.hpp"
 #include "driver/roofline_measure.hpp"
 #include "driver/run_folder.hpp"
 
@@ -153,14 +155,15 @@ bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
 
 TEST(RooflineMeasure, TinyMatmulsGivePositiveFiniteFigures) {
   OneDnnContext ctx(1);
-  const MatmulPeak f32 = measure_matmul_peak(ctx, dnnl::memory::data_type::f32, {32, 48}, 2, 0.001);
+  const MatmulPeak f32 = measure_matmul_peak(ctx, {32, 48}, 2, 0.001);
   EXPECT_TRUE(positive_finite(f32.gflops)) << f32.gflops;
   EXPECT_TRUE(f32.size == 32 || f32.size == 48) << f32.size;
   EXPECT_FALSE(f32.impl.empty());
-  if (const auto reason = bf16_unavailable_reason(ctx)) {
+  if (const auto reason = bf16_unavailable_reason(1)) {
     EXPECT_NE(reason->find("bf16"), std::string::npos) << *reason;
   } else {
-    const MatmulPeak bf16 = measure_matmul_peak(ctx, dnnl::memory::data_type::bf16, {32}, 2, 0.001);
+    OneDnnContext bf16_ctx(1, DType::bf16);
+    const MatmulPeak bf16 = measure_matmul_peak(bf16_ctx, {32}, 2, 0.001);
     EXPECT_TRUE(positive_finite(bf16.gflops)) << bf16.gflops;
     EXPECT_EQ(bf16.size, 32);
   }
@@ -213,8 +216,64 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
       EXPECT_FALSE(p.bf16_reason.empty());
     }
   }
-  const std::string table = roofline_table(peaks);
-  EXPECT_NE(table.find("f32 GFLOP/s"), std::string::npos) << table;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
+  ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1};
+  ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1};
+  const std::string table = roofline_table({one, two});
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(table.substr(start, end - start));
+  ASSERT_EQ(lines.size(), 3u) << table;
+  EXPECT_EQ(lines[1].rfind("1 ", 0), 0u) << lines[1];
+  const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", fixed(111.54 / 22.31, 2)};
+  for (const std::string& cell : first)
+    EXPECT_NE(lines[1].find(cell), std::string::npos) << cell << " in " << lines[1];
+  EXPECT_EQ(lines[2].rfind("2 ", 0), 0u) << lines[2];
+  const std::vector<std::string> second = {"225.0 (n=2048)", "n/a", "32.8", fixed(225.04 / 32.75, 2)};
+  for (const std::string& cell : second)
+    EXPECT_NE(lines[2].find(cell), std::string::npos) << cell << " in " << lines[2];
+}
+
+// The product the roofline times (core's MatmulOp, weights in oneDNN's preferred layout, both
+// operands bound, run_bound) is the product: against a double loop, f32 and, where oneDNN
+// has it, bf16 (whose inputs are rounded to 8 significant bits).
+TEST(RooflineMatmul, TimedProductIsTheProduct) {
+  const std::int64_t n = 48;
+  std::vector<float> a(static_cast<std::size_t>(n * n)), b(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i * 7 % 13) - 6) / 8.f;
+    b[i] = static_cast<float>(static_cast<int>(i * 5 % 11) - 5) / 4.f;
+  }
+  std::vector<double> ref(a.size(), 0.0);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t k = 0; k < n; ++k)
+      for (std::int64_t c = 0; c < n; ++c)
+        ref[static_cast<std::size_t>(r * n + c)] +=
+            double(a[static_cast<std::size_t>(r * n + k)]) * b[static_cast<std::size_t>(k * n + c)];
+  const bool bf16_available = !bf16_unavailable_reason(1).has_value();
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    if (dtype == DType::bf16 && !bf16_available) continue;
+    SCOPED_TRACE(to_string(dtype));
+    OneDnnContext ctx(1, dtype);
+    const dnnl::memory::desc square = plain_desc({n, n});
+    MatmulOp matmul(ctx, square, square, square, {}, WeightsLayout::preferred);
+    matmul.bind_src(a.data());
+    matmul.bind_weights(b.data());
+    std::vector<float> product(a.size(), std::nanf(""));
+    matmul.run_bound(product.data());
+    // The inputs are multiples of 1/8 and 1/4 with at most 4 significant bits: exact in bf16
+    // too, and every partial sum is exact in f32, so the product is exact.
+    for (std::size_t i = 0; i < product.size(); ++i) ASSERT_EQ(product[i], ref[i]) << "element " << i;
+    EXPECT_FALSE(matmul.impl_info().empty());
+  }
 }
 
 }  // namespace

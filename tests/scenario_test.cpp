@@ -69,7 +69,7 @@ TEST_F(ScenarioTest, CommentsEmptyCellsListsAndRanges) {
                               "all,10,8,2,torch\n");
   Problem defaults;
   defaults.threads = 1;
-  const Grid g = load_scenario(path, defaults);
+  const Grid g = load_scenario(path, defaults).grid;
   ASSERT_EQ(g.size(), 7u);  // 2 x 3, then one new point
   EXPECT_EQ(g[0].problem.src_len, 10);
   EXPECT_EQ(g[0].problem.attn_dim, 8);
@@ -84,7 +84,7 @@ TEST_F(ScenarioTest, CommentsEmptyCellsListsAndRanges) {
 }
 
 TEST_F(ScenarioTest, RowsYieldingTheSamePointMergeScorers) {
-  const Grid g = load_scenario(write("s.csv", "scorer,src_len\ndot,10;20\n\"general\",\" 20 \"\n"), Problem{});
+  const Grid g = load_scenario(write("s.csv", "scorer,src_len\ndot,10;20\n\"general\",\" 20 \"\n"), Problem{}).grid;
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[1].scorers, (std::vector<std::string>{"dot", "general"}));
 }
@@ -92,7 +92,8 @@ TEST_F(ScenarioTest, RowsYieldingTheSamePointMergeScorers) {
 TEST_F(ScenarioTest, UnknownColumn) {
   EXPECT_EQ(error_of("# c\nscorer,heads\ndot,8\n"),
             file() + ":2: unknown column 'heads'; known: scorer, batch, src_len, tgt_len, emb_dim, enc_dim, "
-                     "dec_dim, attn_dim, vocab, threads, impl, dtype, seed, init, len_min");
+                     "dec_dim, attn_dim, vocab, threads, impl, dtype, seed, init, len_min, name, stages, "
+                     "repetitions, min_time, peer, include");
 }
 
 TEST_F(ScenarioTest, RepeatedColumn) {
@@ -167,6 +168,145 @@ TEST_F(ScenarioTest, ResolveByNameOrPath) {
   }
 }
 
+// --- run settings in a row ----------------------------------------------------------------
+
+TEST_F(ScenarioTest, RowsWithoutSettingsGetTheDefaults) {
+  const Grid g = load_scenario(write("s.csv", "src_len\n10\n"), Problem{}).grid;
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].settings, PointSettings{});
+  EXPECT_EQ(g[0].settings.bench.stages, all_stages());
+  EXPECT_EQ(g[0].settings.bench.repetitions, 5);
+  EXPECT_EQ(g[0].settings.bench.min_time, 0.05);
+  EXPECT_EQ(g[0].settings.peer, "");
+  EXPECT_EQ(g[0].settings.name, "");
+}
+
+TEST_F(ScenarioTest, EachRowSetsItsOwnSettings) {
+  const Grid g = load_scenario(write("s.csv",
+                                     "name,src_len,threads,stages,repetitions,min_time,peer\n"
+                                     "small,10,1;2,step;keys,3,0.25,torch\n"
+                                     "big,50,,,,,none\n"
+                                     ",60,,decode,,,\n"),
+                               Problem{})
+                     .grid;
+  ASSERT_EQ(g.size(), 4u);
+  for (int i : {0, 1}) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(g[i].settings.name, "small");
+    EXPECT_EQ(g[i].settings.bench.stages, (std::vector<std::string>{"keys", "step"}));  // schema order
+    EXPECT_EQ(g[i].settings.bench.repetitions, 3);
+    EXPECT_EQ(g[i].settings.bench.min_time, 0.25);
+    EXPECT_EQ(g[i].settings.peer, "torch");
+  }
+  EXPECT_EQ(g[1].problem.threads, 2);
+  EXPECT_EQ(g[2].settings.name, "big");
+  EXPECT_EQ(g[2].settings.bench, BenchSettings{});
+  EXPECT_EQ(g[2].settings.peer, "");
+  EXPECT_EQ(g[3].settings.name, "");
+  EXPECT_EQ(g[3].settings.bench.stages, (std::vector<std::string>{"decode"}));
+}
+
+TEST_F(ScenarioTest, RowsYieldingTheSamePointNeedTheSameSettings) {
+  EXPECT_EQ(load_scenario(write("s.csv", "scorer,src_len,stages\ndot,10,step\ngeneral,10,step\n"), Problem{})
+                .grid.at(0)
+                .scorers,
+            (std::vector<std::string>{"dot", "general"}));
+  const std::string m = error_of("scorer,src_len,stages,repetitions\ndot,10;20,step,3\n#\ngeneral,20,keys,4\n");
+  EXPECT_EQ(m.rfind(file() + ":4: the point batch 2 src_len 20 ", 0), 0u) << m;
+  EXPECT_NE(m.find(" is also in " + file() + ":2 with other settings (stages, repetitions)"), std::string::npos) << m;
+}
+
+struct BadSetting {
+  std::string column, value, reason;
+};
+
+class ScenarioBadSetting : public ScenarioTest, public ::testing::WithParamInterface<BadSetting> {};
+
+TEST_P(ScenarioBadSetting, NamesFileLineColumnValueAndReason) {
+  const BadSetting& bad = GetParam();
+  EXPECT_EQ(error_of("# c\nsrc_len," + bad.column + "\n10,\n20,\"" + bad.value + "\"\n"),
+            file() + ":4: column '" + bad.column + "': bad value '" + bad.value + "': " + bad.reason);
+}
+
+const std::string kKnownStages = "known: keys, score, attend, step, cell, output, encoder, decode";
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, ScenarioBadSetting,
+    ::testing::Values(BadSetting{"name", "a b", "a name is letters, digits, '_', '-' and '.'"},
+                      BadSetting{"name", "x/y", "a name is letters, digits, '_', '-' and '.'"},
+                      BadSetting{"stages", "step;bogus", "unknown stage 'bogus'; " + kKnownStages},
+                      BadSetting{"stages", "step;", "unknown stage ''; " + kKnownStages},
+                      BadSetting{"stages", "Step", "unknown stage 'Step'; " + kKnownStages},
+                      BadSetting{"repetitions", "0", "must be a whole number of at least 1"},
+                      BadSetting{"repetitions", "2.5", "must be a whole number of at least 1"},
+                      BadSetting{"repetitions", "3;4", "must be a whole number of at least 1"},
+                      BadSetting{"repetitions", "99999999999", "must be a whole number of at least 1"},
+                      BadSetting{"min_time", "0", "must be a positive number of seconds"},
+                      BadSetting{"min_time", "-1", "must be a positive number of seconds"},
+                      BadSetting{"min_time", "0.1s", "must be a positive number of seconds"},
+                      BadSetting{"min_time", "inf", "must be a positive number of seconds"},
+                      BadSetting{"min_time", "nan", "must be a positive number of seconds"},
+                      BadSetting{"peer", "jax", "unknown peer; known: torch, none"},
+                      BadSetting{"peer", "torch;none", "unknown peer; known: torch, none"}),
+    [](const auto& info) { return info.param.column + "_" + std::to_string(info.index); });
+
+// --- include ------------------------------------------------------------------------------------
+
+TEST_F(ScenarioTest, IncludeReadsTheFileInPlaceOfTheRow) {
+  fs::create_directories(dir_ / "sub");
+  write("sub/sizes.csv", "# two sizes\nname,src_len,batch\nshort,10,2\nlong,50,4\n");
+  const fs::path top = write("top.csv", "src_len,include,name\n5,,first\n,sub/sizes.csv,\n7,,last\n");
+  const Scenario s = load_scenario(top, Problem{});
+  ASSERT_EQ(s.grid.size(), 4u);
+  EXPECT_EQ(s.grid[0].problem.src_len, 5);
+  EXPECT_EQ(s.grid[1].problem.src_len, 10);
+  EXPECT_EQ(s.grid[1].problem.batch, 2);
+  EXPECT_EQ(s.grid[1].settings.name, "short");
+  EXPECT_EQ(s.grid[2].problem.src_len, 50);
+  EXPECT_EQ(s.grid[2].settings.name, "long");
+  EXPECT_EQ(s.grid[3].settings.name, "last");
+  EXPECT_EQ(s.files, (std::vector<fs::path>{top, dir_ / "sub/sizes.csv"}));
+}
+
+TEST_F(ScenarioTest, IncludeRowCellsReplaceTheIncludedRowsCellsAndTheOuterRowWins) {
+  write("inner.csv", "scorer,src_len,impl,stages\ndot,10,onednn;fused,keys\ngeneral,20,,\n");
+  write("middle.csv", "include,impl,stages,repetitions\ninner.csv,fused,step,3\n");
+  const fs::path top = write("top.csv", "include,repetitions,peer\nmiddle.csv,7,torch\n");
+  const Scenario s = load_scenario(top, Problem{});
+  ASSERT_EQ(s.grid.size(), 2u);
+  for (const GridPoint& point : s.grid) {
+    EXPECT_EQ(point.problem.impl, Impl::fused);  // replaces onednn;fused and the empty cell
+    EXPECT_EQ(point.settings.bench.stages, (std::vector<std::string>{"step"}));
+    EXPECT_EQ(point.settings.bench.repetitions, 7);  // the outer include row wins over the middle one
+    EXPECT_EQ(point.settings.peer, "torch");
+  }
+  EXPECT_EQ(s.grid[0].scorers, (std::vector<std::string>{"dot"}));
+  EXPECT_EQ(s.grid[1].problem.src_len, 20);
+  EXPECT_EQ(s.files.size(), 3u);
+}
+
+TEST_F(ScenarioTest, IncludeErrorsNameWhereTheBadTextIs) {
+  write("inner.csv", "# c\nsrc_len\n10\nx\n");
+  const std::string in_inner = error_of("include\ninner.csv\n");
+  EXPECT_EQ(in_inner.rfind((dir_ / "inner.csv").string() + ":4: column 'src_len': bad value 'x': ", 0), 0u) << in_inner;
+  write("good.csv", "src_len\n10\n");
+  EXPECT_EQ(error_of("include,stages\n\n\ngood.csv,nope\n"),
+            file() + ":4: column 'stages': bad value 'nope': unknown stage 'nope'; " + kKnownStages);
+  const std::string replaced = error_of("include,src_len\n# c\ngood.csv,0\n");  // the include row's cell is at fault
+  EXPECT_EQ(replaced.rfind(file() + ":3: column 'src_len': bad value '0': ", 0), 0u) << replaced;
+  EXPECT_EQ(error_of("include\nmissing.csv\n"),
+            file() + ":2: column 'include': bad value 'missing.csv': no such file " + (dir_ / "missing.csv").string());
+}
+
+TEST_F(ScenarioTest, IncludeCyclesAreRefused) {
+  EXPECT_EQ(error_of("include\ns.csv\n"),
+            file() + ":2: column 'include': bad value 's.csv': includes itself (s.csv -> s.csv)");
+  write("b.csv", "include\ns.csv\n");
+  EXPECT_EQ(error_of("src_len,include\n10,\n,b.csv\n"),
+            (dir_ / "b.csv").string() + ":2: column 'include': bad value 's.csv': includes itself (s.csv -> b.csv -> "
+                                        "s.csv)");
+}
+
 // Every scenario shipped in scenarios/ loads, starts with a comment, and has points.
 TEST(ShippedScenarios, AllLoad) {
   const fs::path dir = fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios";
@@ -180,7 +320,7 @@ TEST(ShippedScenarios, AllLoad) {
     std::getline(in, first);
     EXPECT_EQ(first.rfind("#", 0), 0u) << "should start with a comment saying what it measures";
     Grid g;
-    ASSERT_NO_THROW(g = load_scenario(entry.path(), Problem{}));
+    ASSERT_NO_THROW(g = load_scenario(entry.path(), Problem{}).grid);
     EXPECT_FALSE(g.empty());
     for (const GridPoint& p : g) EXPECT_FALSE(p.scorers.empty());
   }
@@ -190,7 +330,7 @@ TEST(ShippedScenarios, AllLoad) {
 }
 
 TEST(ShippedScenarios, LessonHasTheLessonsSizes) {
-  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "lesson.csv", Problem{});
+  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "lesson.csv", Problem{}).grid;
   ASSERT_EQ(g.size(), 1u);
   const Problem& p = g[0].problem;
   EXPECT_EQ(p.batch, 2);
@@ -205,7 +345,7 @@ TEST(ShippedScenarios, LessonHasTheLessonsSizes) {
 
 // default.csv is sized for about 2 minutes: 30-40 point x scorer combinations.
 TEST(ShippedScenarios, DefaultIsSmall) {
-  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "default.csv", Problem{});
+  const Grid g = load_scenario(fs::path(ATTNBENCH_SOURCE_DIR) / "scenarios" / "default.csv", Problem{}).grid;
   std::size_t combos = 0;
   for (const GridPoint& p : g) combos += p.scorers.size();
   EXPECT_GE(combos, 30u);

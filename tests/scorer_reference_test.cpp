@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -69,48 +70,79 @@ TEST(Tolerance, MinusInfinityMustMatchExactly) {
 
 // --- scorer: oneDNN and fused vs reference_score ------------------------------------------------
 
-using ScorerParam = std::tuple<std::string, Case, InitKind>;
-
-class ScorerReference : public ::testing::TestWithParam<ScorerParam> {};
-
-std::string scorer_param_name(const ::testing::TestParamInfo<ScorerParam>& info) {
-  return std::get<0>(info.param) + "_" + std::get<1>(info.param).name + "_" + to_string(std::get<2>(info.param));
-}
-
-// The case's problem.impl picks the implementation.
-TEST_P(ScorerReference, ScoresMatchReference) {
-  const auto& [name, c, init] = GetParam();
-  const Impl impl = c.problem.impl;
-  const ScorerShape shape = shape_of(c.problem);
-  ParamSource source(init, c.problem.seed);
+// Checks scorer `name` at p (its sizes, seed, init, thread count and impl) against its
+// reference_score, for two states on the keys of one prepare().
+void expect_scores_match_reference(const std::string& name, const Problem& p) {
+  const ScorerShape shape = shape_of(p);
+  ParamSource source(p.init, p.seed);
   const std::unique_ptr<Scorer> scorer = find_scorer(name).make(source, shape);
   const std::vector<float> H = random_floats(count(shape.batch * shape.src_len * shape.enc_dim), 1);
   const std::vector<float> s1 = random_floats(count(shape.batch * shape.dec_dim), 2);
   const std::vector<float> s2 = random_floats(count(shape.batch * shape.dec_dim), 3);
 
-  OneDnnContext ctx(1);
-  scorer->build(ctx, impl);
+  OneDnnContext ctx(p.threads);
+  ASSERT_EQ(ctx.threads(), p.threads);
+  scorer->build(ctx, p.impl);
   scorer->prepare(H.data());
   std::vector<float> e(count(shape.batch * shape.src_len), std::nanf(""));
-  compute_scores(*scorer, impl, shape, s1.data(), e.data());
+  compute_scores(*scorer, p.impl, shape, s1.data(), e.data());
   EXPECT_TRUE(near_reference("scores(s1)", e, scorer->reference_score(widen(s1), widen(H))));
   // The keys of one prepare() serve any number of states.
-  compute_scores(*scorer, impl, shape, s2.data(), e.data());
+  compute_scores(*scorer, p.impl, shape, s2.data(), e.data());
   EXPECT_TRUE(near_reference("scores(s2)", e, scorer->reference_score(widen(s2), widen(H))));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllScorers, ScorerReference,
-                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
-                                            ::testing::ValuesIn(test::make_cases(kShapes)),
-                                            ::testing::Values(InitKind::fast, InitKind::torch)),
+// Each named edge shape is its own case: (scorer, impl, edge case).
+using ScorerParam = std::tuple<std::string, Impl, Case>;
+
+class ScorerReference : public ::testing::TestWithParam<ScorerParam> {};
+
+std::string scorer_param_name(const ::testing::TestParamInfo<ScorerParam>& info) {
+  return std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_" + std::get<2>(info.param).name;
+}
+
+TEST_P(ScorerReference, ScoresMatchReference) {
+  const auto& [name, impl, c] = GetParam();
+  Problem p = c.problem;
+  p.impl = impl;
+  expect_scores_match_reference(name, p);
+}
+
+INSTANTIATE_TEST_SUITE_P(EdgeShapes, ScorerReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()), ::testing::ValuesIn(all_impls()),
+                                            ::testing::ValuesIn(test::edge_cases())),
                          scorer_param_name);
 
-INSTANTIATE_TEST_SUITE_P(Fused, ScorerReference,
-                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
-                                            ::testing::ValuesIn(test::with_impl(test::make_cases(kShapes),
-                                                                                Impl::fused)),
-                                            ::testing::Values(InitKind::fast, InitKind::torch)),
-                         scorer_param_name);
+// The random shapes, one test per (scorer, impl) that loops over them.
+using ScorerImpl = std::tuple<std::string, Impl>;
+
+class ScorerReferenceRandomShapes : public ::testing::TestWithParam<ScorerImpl> {};
+
+TEST_P(ScorerReferenceRandomShapes, ScoresMatchReference) {
+  const auto& [name, impl] = GetParam();
+  const std::vector<Case> cases = test::random_cases();
+  ASSERT_EQ(cases.size(), kShapes - test::kEdgeCount);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name + " {" + repro_flags(c.problem) + "}");
+    Problem p = c.problem;
+    p.impl = impl;
+    expect_scores_match_reference(name, p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllScorers, ScorerReferenceRandomShapes,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()), ::testing::ValuesIn(all_impls())),
+                         [](const ::testing::TestParamInfo<ScorerImpl>& info) {
+                           return std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param));
+                         });
+
+TEST(ScorerReferenceCases, EdgeAndRandomShapesCoverBothInitsAndThreadCounts) {
+  for (const std::vector<Case>& cases : {test::edge_cases(), test::random_cases()}) {
+    std::set<std::pair<InitKind, int>> seen;
+    for (const Case& c : cases) seen.insert({c.problem.init, c.problem.threads});
+    EXPECT_EQ(seen.size(), 4u) << "(init, threads) pairs among " << cases.size() << " cases";
+  }
+}
 
 TEST(ScorerReference, PrepareReplacesTheKeys) {
   // A second prepare() with new annotations must not mix in the old keys.

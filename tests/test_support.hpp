@@ -138,6 +138,24 @@ inline std::vector<std::string> all_scorer_names() {
   return names;
 }
 
+// The fixed edge cases that open make_cases(), each with a name saying what it is.
+struct EdgeShape {
+  const char* name;
+  std::int64_t B, L, E, D, A, len_min;
+  InitKind init;
+  int threads;
+};
+inline constexpr EdgeShape kEdgeShapes[] = {
+    {"lesson", 2, 10, 16, 20, 32, 0, InitKind::torch, 1},                   // the lesson's sizes
+    {"smallest", 1, 1, 2, 1, 1, 0, InitKind::fast, 1},                      // smallest possible
+    {"batch1_odd_2threads", 1, 17, 34, 33, 17, 0, InitKind::torch, 2},      // batch 1, odd sizes
+    {"padded_to_5", 3, 33, 18, 17, 33, 5, InitKind::fast, 1},               // padded down to 5
+    {"one_position", 4, 1, 8, 5, 3, 0, InitKind::torch, 1},                 // one source position
+    {"padded_to_1_2threads", 5, 17, 66, 33, 5, 1, InitKind::fast, 2},       // padded down to 1
+    {"padded_torch_2threads", 2, 33, 34, 17, 17, 2, InitKind::torch, 2},    // padded, torch
+};
+inline constexpr std::size_t kEdgeCount = std::size(kEdgeShapes);
+
 // Deterministic test points: first fixed edge cases (batch 1, src_len 1, sizes 17
 // and 33, padding, 2 threads, both init kinds), then random ones from
 // std::mt19937(seed) until there are `count`. enc_dim is always even.
@@ -155,15 +173,9 @@ inline std::vector<Case> make_cases(std::size_t count, std::uint32_t seed = kSha
     p.threads = threads;
     return p;
   };
-  std::vector<Problem> points = {
-      point(2, 10, 16, 20, 32, 0, InitKind::torch, 1),  // the lesson's sizes
-      point(1, 1, 2, 1, 1, 0, InitKind::fast, 1),       // smallest possible
-      point(1, 17, 34, 33, 17, 0, InitKind::torch, 2),  // batch 1, odd sizes, 2 threads
-      point(3, 33, 18, 17, 33, 5, InitKind::fast, 1),   // padded down to 5
-      point(4, 1, 8, 5, 3, 0, InitKind::torch, 1),      // one source position
-      point(5, 17, 66, 33, 5, 1, InitKind::fast, 2),    // padded down to 1, 2 threads
-      point(2, 33, 34, 17, 17, 2, InitKind::torch, 2),  // padded, torch, 2 threads
-  };
+  std::vector<Problem> points;
+  for (const EdgeShape& edge : kEdgeShapes)
+    points.push_back(point(edge.B, edge.L, edge.E, edge.D, edge.A, edge.len_min, edge.init, edge.threads));
   std::mt19937 rng(seed);
   const auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
@@ -194,6 +206,21 @@ inline std::vector<Case> make_cases(std::size_t count, std::uint32_t seed = kSha
     name << "c" << (i < 10 ? "0" : "") << i << "_" << shape_name(p);
     cases.push_back({name.str(), p});
   }
+  return cases;
+}
+
+// The edge cases of make_cases(count), named by what they are ("lesson", "smallest", ...).
+inline std::vector<Case> edge_cases(std::size_t count = kShapes, std::uint32_t seed = kShapeSeed) {
+  std::vector<Case> cases = make_cases(count, seed);
+  cases.resize(std::min(cases.size(), kEdgeCount));
+  for (std::size_t i = 0; i < cases.size(); ++i) cases[i].name = kEdgeShapes[i].name;
+  return cases;
+}
+
+// The random cases of make_cases(count): all but the edge cases.
+inline std::vector<Case> random_cases(std::size_t count = kShapes, std::uint32_t seed = kShapeSeed) {
+  std::vector<Case> cases = make_cases(count, seed);
+  cases.erase(cases.begin(), cases.begin() + static_cast<std::ptrdiff_t>(std::min(cases.size(), kEdgeCount)));
   return cases;
 }
 

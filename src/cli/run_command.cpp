@@ -1,20 +1,19 @@
 // `attnbench run`: a sweep over a grid (from flags or a scenario file) into a run folder.
-#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/problem_flags.hpp"
 #include "cli/source_paths.hpp"
 #include "driver/grid_json.hpp"
+#include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/scenario.hpp"
-#include "driver/schema.hpp"
 #include "driver/sweep.hpp"
+#include "driver/sweep_plan.hpp"
 
 namespace attnbench {
 
@@ -23,10 +22,10 @@ namespace {
 struct RunOptions {
   std::map<std::string, std::string> specs;  // grid flags given, by field
   std::string scenario, out, resume, shard = "1/1";
-  std::optional<std::string> stages, peer;  // unset: every stage, no peer (or, with --resume, the run's)
+  // The run settings given as flags, by setting name ("min_time" for --min-time); they
+  // override every scenario row's. Unset: the row's, else the default.
+  std::map<std::string, std::string> settings;
   bool force = false, dry_run = false, quiet = false;
-  int repetitions = 5;
-  double min_time = 0.05;
   std::optional<double> max_memory_gib;  // unset: 75% of MemAvailable
   std::string command_line;
 };
@@ -41,84 +40,15 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {k, n};
 }
 
-// The stages of a comma list such as "step,keys", in schema order ({"keys", "step"}).
-std::vector<std::string> parse_stages(const std::string& text) {
-  std::vector<std::string> named;
-  std::istringstream in(text + ",");
-  for (std::string name; std::getline(in, name, ',');) {
-    if (std::find(schema::kStages.begin(), schema::kStages.end(), name) == schema::kStages.end()) {
-      std::string known;
-      for (std::string_view stage : schema::kStages) known += (known.empty() ? "" : ", ") + std::string(stage);
-      throw std::invalid_argument("--stages: unknown stage '" + name + "' in '" + text + "'; known: " + known);
-    }
-    named.push_back(name);
-  }
-  std::vector<std::string> stages;
-  for (const std::string& stage : all_stages())
-    if (std::find(named.begin(), named.end(), stage) != named.end()) stages.push_back(stage);
-  return stages;
-}
-
-// The peer of --peer NAME; only "torch" exists (scripts/peer_torch.py on ATTNBENCH_PYTHON).
-PeerCommand parse_peer(const std::string& name) {
+// The command that starts the peer `name` (only "torch" exists: scripts/peer_torch.py on ATTNBENCH_PYTHON).
+PeerCommand peer_command(const std::string& name) {
   if (name != "torch") throw std::invalid_argument("--peer: unknown peer '" + name + "'; known: torch");
   return {ATTNBENCH_PYTHON, project_root() / "scripts" / "peer_torch.py"};
 }
 
-// "a,b" of the JSON list ["a", "b"].
-std::string comma_list(const nlohmann::json& names) {
-  std::string out;
-  for (const nlohmann::json& name : names) out += (out.empty() ? "" : ",") + name.get<std::string>();
-  return out;
-}
-
-nlohmann::json read_meta(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "meta.json");
-  if (!in) throw std::invalid_argument("--resume: " + (dir / "meta.json").string() + " not found; is this a run folder?");
-  nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
-  if (meta.is_discarded() || !meta.contains("grid"))
-    throw std::invalid_argument("--resume: " + (dir / "meta.json").string() + " is not a run's meta.json");
-  return meta;
-}
-
-SweepOptions sweep_options(const RunOptions& o) {
-  SweepOptions s;
-  s.command_line = o.command_line;
-  s.force = o.force;
-  s.dry_run = o.dry_run;
-  s.quiet = o.quiet;
-  s.bench.repetitions = o.repetitions;
-  s.bench.min_time = o.min_time;
-  if (o.stages) s.bench.stages = parse_stages(*o.stages);
-  if (o.peer) s.peer = parse_peer(*o.peer);
-  if (o.repetitions < 1) throw std::invalid_argument("--repetitions: must be at least 1, got " + std::to_string(o.repetitions));
-  if (!(o.min_time > 0) || !std::isfinite(o.min_time))
-    throw std::invalid_argument("--min-time: must be a positive number of seconds, got " + std::to_string(o.min_time));
-  if (o.max_memory_gib && !(*o.max_memory_gib > 0 && std::isfinite(*o.max_memory_gib)))
-    throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(*o.max_memory_gib));
-  s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(*o.max_memory_gib * 1024 * 1024 * 1024)
-                                        : available_memory_bytes() / 4 * 3;
-  std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
-  s.machine_json = project_root() / "results" / "machine.json";
-
-  if (!o.resume.empty()) {
-    if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty() || o.stages || o.peer)
-      throw std::invalid_argument(
-          "--resume: continues the run as it was planned; drop the grid flags, --scenario, --out, --stages and --peer");
-    const nlohmann::json meta = read_meta(o.resume);
-    s.resume = true;
-    s.out_dir = o.resume;
-    s.grid = grid_from_json(meta["grid"]);
-    s.scenario = meta.value("scenario", "custom");
-    s.bench.repetitions = meta.value("repetitions", o.repetitions);
-    s.bench.min_time = meta.value("min_time_s", o.min_time);
-    if (meta.contains("stages") && meta["stages"].is_array())
-      s.bench.stages = parse_stages(comma_list(meta["stages"]));
-    if (meta.contains("peer") && meta["peer"].is_object()) s.peer = parse_peer(meta["peer"].value("name", ""));
-    if (meta.contains("shard")) std::tie(s.shard_index, s.shard_count) = parse_shard(meta["shard"]);
-    return s;
-  }
-
+// The grid the flags or the scenario describe, each point with its settings (the flags win).
+void plan_new_run(const RunOptions& o, SweepOptions& s) {
+  apply_setting_flags(s.grid, o.settings);  // checks the flags before anything else
   Problem defaults;
   defaults.scorer = "all";
   if (!o.specs.empty()) {
@@ -132,11 +62,50 @@ SweepOptions sweep_options(const RunOptions& o) {
     s.scenario = "custom";
   } else {
     const std::filesystem::path file = resolve_scenario(o.scenario.empty() ? "default" : o.scenario, scenarios_dir());
-    s.grid = load_scenario(file, defaults);
+    Scenario scenario = load_scenario(file, defaults);
+    s.grid = std::move(scenario.grid);
     s.scenario = file.stem().string();
-    s.scenario_files = {file};
+    s.scenario_files = std::move(scenario.files);
   }
+  apply_setting_flags(s.grid, o.settings);
   s.out_dir = o.out.empty() ? default_run_dir(project_root() / "results", s.scenario) : std::filesystem::path(o.out);
+}
+
+// The run a meta.json planned, as it was planned.
+void plan_resumed_run(const RunOptions& o, SweepOptions& s) {
+  if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty() || !o.settings.empty())
+    throw std::invalid_argument(
+        "--resume: continues the run as it was planned; drop the grid flags, --scenario, --out, --stages, "
+        "--repetitions, --min-time and --peer");
+  try {
+    s.resumed = read_run_meta(o.resume);
+    s.grid = grid_from_meta(*s.resumed);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--resume: ") + e.what());
+  }
+  s.out_dir = o.resume;
+  s.scenario = s.resumed->value("scenario", "custom");
+  if (s.resumed->contains("shard")) std::tie(s.shard_index, s.shard_count) = parse_shard((*s.resumed)["shard"]);
+}
+
+SweepOptions sweep_options(const RunOptions& o) {
+  SweepOptions s;
+  s.command_line = o.command_line;
+  s.force = o.force;
+  s.dry_run = o.dry_run;
+  s.quiet = o.quiet;
+  if (o.max_memory_gib && !(*o.max_memory_gib > 0 && std::isfinite(*o.max_memory_gib)))
+    throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(*o.max_memory_gib));
+  s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(*o.max_memory_gib * 1024 * 1024 * 1024)
+                                        : available_memory_bytes() / 4 * 3;
+  std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
+  s.machine_json = project_root() / "results" / "machine.json";
+  if (o.resume.empty())
+    plan_new_run(o, s);
+  else
+    plan_resumed_run(o, s);
+  for (const GridPoint& point : s.grid)
+    if (!point.settings.peer.empty()) s.peer = peer_command(point.settings.peer);
   return s;
 }
 
@@ -149,22 +118,27 @@ void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
       "Time every scorer x stage over a grid and measure its attention shape.\n"
       "With no grid flags it runs scenarios/default.csv. Each Problem flag takes a value, a list (8,32,128),\n"
       "an arithmetic range (10:100:10, inclusive) or a geometric one (16:1024:*2); the grid is their product.\n"
+      "--stages, --repetitions, --min-time and --peer, when given, override every scenario row's setting.\n"
       "Writes timing.csv, samples.csv, entropy.csv and meta.json to results/<scenario>/<UTC time>/ (or --out).");
   add_grid_flags(*sub, o->specs);
   sub->add_option("--scenario", o->scenario, "Scenario name in scenarios/ or a CSV path (default: default)");
   sub->add_option("--out", o->out, "Run folder to write (default results/<scenario>/<UTC timestamp>)");
   sub->add_option("--resume", o->resume, "Continue the run in this folder, skipping the points it holds");
   sub->add_flag("--force", o->force, "With --resume: continue a run made on another machine, oneDNN or commit");
-  sub->add_option("--repetitions", o->repetitions, "Repetitions per scorer x stage")->capture_default_str();
-  sub->add_option("--min-time", o->min_time, "Seconds each repetition runs at least")->capture_default_str();
+  const auto setting = [&](const char* flag, const std::string& name, const char* help) {
+    sub->add_option_function<std::string>(flag, [o, name](const std::string& text) { o->settings[name] = text; },
+                                          help);
+  };
+  setting("--repetitions", "repetitions", "Repetitions per scorer x stage (default 5, or the scenario row's)");
+  setting("--min-time", "min_time", "Seconds each repetition runs at least (default 0.05, or the scenario row's)");
   sub->add_option("--max-memory", o->max_memory_gib,
                   "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
-  sub->add_option("--stages", o->stages,
-                  "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,"
-                  "encoder,decode)");
-  sub->add_option("--peer", o->peer,
-                  "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch "
-                  "eager, scripts/peer_torch.py; once per point whatever its impl)");
+  setting("--stages", "stages",
+          "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,encoder,"
+          "decode, or the scenario row's)");
+  setting("--peer", "peer",
+          "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch eager, "
+          "scripts/peer_torch.py; once per point whatever its impl), or none (default, or the scenario row's)");
   sub->add_flag("--dry-run", o->dry_run, "List the points with memory and time estimates; run nothing");
   sub->add_option("--shard", o->shard, "Run shard K of N (every N-th point from K); join with `attnbench merge`")
       ->capture_default_str();

@@ -102,7 +102,7 @@ void Harness::output() {
   out_.run(out_input_.data(), logits_.data());
 }
 
-void Harness::step(std::int64_t t) {
+void Harness::decode_step(std::int64_t t) {
   score_and_attend();
   cell(t);
   output();
@@ -110,7 +110,7 @@ void Harness::step(std::int64_t t) {
 
 void Harness::decode() {
   prepare_keys();
-  for (std::int64_t t = 0; t < p_.tgt_len; ++t) step(t);
+  for (std::int64_t t = 0; t < p_.tgt_len; ++t) decode_step(t);
 }
 
 DecodeTrace Harness::run_traced() {
@@ -120,7 +120,7 @@ DecodeTrace Harness::run_traced() {
   trace.initial_state = to_double(state_);
   prepare_keys();
   for (std::int64_t t = 0; t < p_.tgt_len; ++t) {
-    step(t);
+    decode_step(t);
     trace.steps.push_back(
         {to_double(scores_), to_double(weights_), to_double(context_), to_double(state_), to_double(logits_)});
   }

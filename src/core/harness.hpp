@@ -52,7 +52,9 @@ class Harness {
   const std::vector<float>& logits() const { return logits_; }
 
  private:
-  void step(std::int64_t t);
+  // Decode step t of decode(): score_and_attend(), cell(t), output(). Not the stage `step`,
+  // which is score_and_attend() alone.
+  void decode_step(std::int64_t t);
 
   Model& model_;
   const Problem& p_;

@@ -52,22 +52,22 @@ dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha, float
 }
 
 MatmulOp::MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
-                   const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr)
-    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), src_(unbound(ctx, src)), weights_(unbound(ctx, weights)),
-      dst_(unbound(ctx, dst)) {
-  if (bf16_) {
-    const dnnl::memory::desc src_bf16 = plain_desc(src.dims(), dt::bf16);
-    const dnnl::memory::desc weights_bf16 = plain_desc(weights.dims(), dt::bf16);
-    primitive_ = dnnl::matmul(matmul_pd(ctx, dnnl::matmul::desc(src_bf16, weights_bf16, dst), attr));
-    src_bf16_ = Bf16Operand(ctx, src, src_bf16);
-    weights_bf16_ = Bf16Operand(ctx, weights, weights_bf16);
-    args_ = {{DNNL_ARG_SRC, src_bf16_.converted()},
-             {DNNL_ARG_WEIGHTS, weights_bf16_.converted()},
-             {DNNL_ARG_DST, dst_}};
-  } else {
-    primitive_ = dnnl::matmul(matmul_pd(ctx, dnnl::matmul::desc(src, weights, dst), attr));
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
-  }
+                   const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr, WeightsLayout layout)
+    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), convert_weights_(bf16_ || layout == WeightsLayout::preferred),
+      src_(unbound(ctx, src)), weights_(unbound(ctx, weights)), dst_(unbound(ctx, dst)) {
+  const dnnl::memory::desc matmul_src = bf16_ ? plain_desc(src.dims(), dt::bf16) : src;
+  const dnnl::memory::desc matmul_weights = layout == WeightsLayout::preferred
+                                                ? dnnl::memory::desc(weights.dims(), input_type(ctx), tag::any)
+                                            : bf16_ ? plain_desc(weights.dims(), dt::bf16)
+                                                    : weights;
+  const dnnl::matmul::primitive_desc pd = matmul_pd(ctx, dnnl::matmul::desc(matmul_src, matmul_weights, dst), attr);
+  primitive_ = dnnl::matmul(pd);
+  impl_info_ = pd.impl_info_str();
+  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src);
+  if (convert_weights_) weights_bf16_ = Bf16Operand(ctx, weights, pd.weights_desc());
+  args_ = {{DNNL_ARG_SRC, bf16_ ? src_bf16_.converted() : src_},
+           {DNNL_ARG_WEIGHTS, convert_weights_ ? weights_bf16_.converted() : weights_},
+           {DNNL_ARG_DST, dst_}};
 }
 
 void MatmulOp::set_src(const float* src) {
@@ -78,7 +78,7 @@ void MatmulOp::set_src(const float* src) {
 }
 
 void MatmulOp::set_weights(const float* weights) {
-  if (bf16_)
+  if (convert_weights_)
     weights_bf16_.convert(weights);
   else
     weights_.set_data_handle(const_cast<float*>(weights));
@@ -115,6 +115,8 @@ void MatmulOp::run_with_bound_weights(const float* src, float* dst) {
   set_src(src);
   execute(dst);
 }
+
+void MatmulOp::run_bound(float* dst) { execute(dst); }
 
 LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, dnnl::algorithm activation)
     : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16) {

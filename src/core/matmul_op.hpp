@@ -3,14 +3,17 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <string>
+
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 
 namespace attnbench {
 
-// The f32 -> bf16 conversion of one operand of a bf16 matmul: the reorder primitive
-// and the bf16 buffer are created once, convert() only enqueues the reorder on ctx's
-// stream (the caller's next primitive on that stream sees the result).
+// The f32 -> bf16 conversion of one operand of a bf16 matmul (or any reorder of an f32
+// operand into another layout, `to`): the reorder primitive and the destination buffer
+// are created once, convert() only enqueues the reorder on ctx's stream (the caller's
+// next primitive on that stream sees the result).
 // Example: Bf16Operand x(ctx, plain_desc({B, K}), plain_desc({B, K}, bf16)); x.convert(data);
 class Bf16Operand {
  public:
@@ -28,16 +31,25 @@ class Bf16Operand {
   ExecArgs args_;
 };
 
+// How a MatmulOp takes its weights: as given (plain row-major, any strides), or in
+// oneDNN's preferred layout for the CPU, reordered into it at each binding (for weights
+// bound once and used many times).
+enum class WeightsLayout { plain, preferred };
+
 // dst = src x weights (+ post-ops), all plain row-major f32 with possibly strided
 // weights; the buffers are given at each run. Example: a (B,L,A) x (B,A,1) batched product.
 // On a bf16 context both inputs are activations converted to plain bf16 at each run
 // (Bf16Operand), or once at binding for a bound operand; the product accumulates in
-// f32 and dst stays f32.
+// f32 and dst stays f32. With WeightsLayout::preferred the weights are only ever bound
+// (bind_weights) and reordered then.
+// Example (the roofline's timed product): MatmulOp op(ctx, plain_desc({n, n}), plain_desc({n, n}),
+//   plain_desc({n, n}), {}, WeightsLayout::preferred); op.bind_src(a); op.bind_weights(b); op.run_bound(c);
 class MatmulOp {
  public:
   MatmulOp() = default;
   MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
-           const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr = {});
+           const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr = {},
+           WeightsLayout layout = WeightsLayout::plain);
 
   void run(const float* src, const float* weights, float* dst);
 
@@ -46,9 +58,14 @@ class MatmulOp {
   // converted here, once, not at every run. Bind again when its data changes.
   void bind_src(const float* src);
   void bind_weights(const float* weights);
-  // dst = bound src x weights, and dst = src x bound weights.
+  // dst = bound src x weights, dst = src x bound weights, and dst = bound src x bound
+  // weights (the matmul primitive alone: nothing is converted or reordered).
   void run_with_bound_src(const float* weights, float* dst);
   void run_with_bound_weights(const float* src, float* dst);
+  void run_bound(float* dst);
+
+  // oneDNN's name of the implementation that runs, e.g. "brg:avx512_core".
+  const std::string& impl_info() const { return impl_info_; }
 
  private:
   void set_src(const float* src);
@@ -56,11 +73,12 @@ class MatmulOp {
   void execute(float* dst);
 
   OneDnnContext* ctx_ = nullptr;
-  bool bf16_ = false;
+  bool bf16_ = false, convert_weights_ = false;
   dnnl::matmul primitive_;
   dnnl::memory src_, weights_, dst_;
-  Bf16Operand src_bf16_, weights_bf16_;
+  Bf16Operand src_bf16_, weights_bf16_;  // weights_bf16_: the weights' conversion and/or reorder
   ExecArgs args_;
+  std::string impl_info_;
 };
 
 // y = act(x W^T + b) for a (rows, in) input, like nn.Linear followed by an optional

@@ -9,14 +9,16 @@
 #include <vector>
 
 #include "core/problem.hpp"
+#include "driver/run_settings.hpp"
 
 namespace attnbench {
 
 // One point of a sweep: the point runs every name in `scorers`, interleaved;
-// problem.scorer is only scorers.front().
+// problem.scorer is only scorers.front(). `settings` say how it is measured.
 struct GridPoint {
   Problem problem;
   std::vector<std::string> scorers;
+  PointSettings settings = {};
 };
 using Grid = std::vector<GridPoint>;
 

@@ -3,27 +3,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "driver/csv_io.hpp"
+#include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/schema.hpp"
 
 namespace attnbench {
 
 namespace {
-
-nlohmann::json read_meta(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "meta.json");
-  if (!in) throw std::invalid_argument(dir.string() + ": no meta.json; not a run folder");
-  nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
-  if (meta.is_discarded()) throw std::invalid_argument((dir / "meta.json").string() + ": does not parse");
-  return meta;
-}
 
 // Throws when `field` (a JSON pointer) differs between two shards' meta.json.
 void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* field,
@@ -72,10 +64,10 @@ std::string missing_shards(const std::set<std::string>& names) {
 
 }  // namespace
 
-void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
+nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
   if (shards.empty()) throw std::invalid_argument("merge: give at least one run folder");
   std::vector<nlohmann::json> metas;
-  for (const auto& dir : shards) metas.push_back(read_meta(dir));
+  for (const auto& dir : shards) metas.push_back(read_run_meta(dir));
   for (std::size_t i = 1; i < shards.size(); ++i)
     for (const char* field : {"/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/onednn_version",
                               "/build/compiler", "/build/compiler_flags"})
@@ -109,6 +101,7 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   write_file_atomically(out / "entropy.csv", entropy);
   write_file_atomically(out / "timing.csv", timing);
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
+  return meta;
 }
 
 }  // namespace attnbench

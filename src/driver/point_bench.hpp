@@ -8,18 +8,10 @@
 
 #include "driver/attention_metrics.hpp"
 #include "driver/grid.hpp"
+#include "driver/run_settings.hpp"
 #include "driver/schema.hpp"
 
 namespace attnbench {
-
-// Every timed stage, in schema order: {"keys", "score", ..., "decode"}.
-inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
-
-struct BenchSettings {
-  int repetitions = 5;
-  double min_time = 0.05;                          // seconds per repetition
-  std::vector<std::string> stages = all_stages();  // the stages to time (--stages), in schema order
-};
 
 // Real time of one iteration, averaged over the `iterations` of one repetition.
 struct Sample {

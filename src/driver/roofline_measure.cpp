@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/matmul_op.hpp"
 #include "core/problem.hpp"
 #include "driver/run_meta.hpp"
 #include "driver/statistics.hpp"
@@ -21,8 +22,6 @@ namespace attnbench {
 
 namespace {
 
-using dt = dnnl::memory::data_type;
-using tag = dnnl::memory::format_tag;
 using Clock = std::chrono::steady_clock;
 
 double ns_since(Clock::time_point start) {
@@ -47,11 +46,11 @@ double median_ns_per_call(Call&& call, int repetitions, double seconds) {
   return summarize(per_call).median;
 }
 
-dnnl::matmul::primitive_desc square_matmul(OneDnnContext& ctx, dt src_type, std::int64_t n) {
-  const dnnl::memory::desc src({n, n}, src_type, tag::ab);
-  const dnnl::memory::desc weights({n, n}, src_type, tag::any);
-  const dnnl::memory::desc dst({n, n}, dt::f32, tag::ab);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), ctx.engine());
+// The roofline's product: an (n x n) x (n x n) matmul on ctx (f32, or bf16 inputs), the
+// weights in oneDNN's preferred layout.
+MatmulOp square_matmul(OneDnnContext& ctx, std::int64_t n) {
+  const dnnl::memory::desc square = plain_desc({n, n});
+  return MatmulOp(ctx, square, square, square, {}, WeightsLayout::preferred);
 }
 
 // The size of the highest-level CPU cache in bytes, 0 when unknown.
@@ -99,41 +98,33 @@ std::size_t default_stream_elements() {
   return std::max<std::size_t>(elements, 1024);
 }
 
-std::optional<std::string> bf16_unavailable_reason(OneDnnContext& ctx) {
+std::optional<std::string> bf16_unavailable_reason(int threads) {
   try {
-    square_matmul(ctx, dt::bf16, 64);
+    OneDnnContext ctx(threads, DType::bf16);
+    square_matmul(ctx, 64);
     return std::nullopt;
-  } catch (const dnnl::error& e) {
-    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name() + " (" + e.what() + ")";
+  } catch (const std::exception&) {  // MatmulOp's "no bf16 matmul", or another dnnl::error
+    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name();
   }
 }
 
-MatmulPeak measure_matmul_peak(OneDnnContext& ctx, dt src_type, const std::vector<std::int64_t>& sizes,
-                               int repetitions, double seconds) {
+MatmulPeak measure_matmul_peak(OneDnnContext& ctx, const std::vector<std::int64_t>& sizes, int repetitions,
+                               double seconds) {
   MatmulPeak best;
   for (const std::int64_t n : sizes) {
-    const dnnl::matmul::primitive_desc pd = square_matmul(ctx, src_type, n);
-    const dnnl::matmul primitive(pd);
+    MatmulOp matmul = square_matmul(ctx, n);
     // Values in [-1, 1) from a small LCG: no zeros, no denormals.
-    std::vector<float> values(static_cast<std::size_t>(n * n));
+    std::vector<float> values(static_cast<std::size_t>(n * n)), product(values.size());
     std::uint32_t state = 12345;
     for (float& v : values) {
       state = state * 1664525u + 1013904223u;
       v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.f;
     }
-    const dnnl::memory given = wrap(ctx, {n, n}, values.data());
-    dnnl::memory src = reorder_into(ctx, given, pd.src_desc());
-    dnnl::memory weights = reorder_into(ctx, given, pd.weights_desc());
-    dnnl::memory dst(pd.dst_desc(), ctx.engine());
-    const ExecArgs args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    const double ns = median_ns_per_call(
-        [&] {
-          primitive.execute(ctx.stream(), args);
-          ctx.stream().wait();
-        },
-        repetitions, seconds);
+    matmul.bind_src(values.data());  // converted (bf16) and reordered once, outside the timing
+    matmul.bind_weights(values.data());
+    const double ns = median_ns_per_call([&] { matmul.run_bound(product.data()); }, repetitions, seconds);
     const double gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / ns;
-    if (gflops > best.gflops) best = {gflops, n, pd.impl_info_str()};
+    if (gflops > best.gflops) best = {gflops, n, matmul.impl_info()};
   }
   return best;
 }
@@ -165,14 +156,16 @@ double measure_stream_gbps(int threads, std::size_t elements, int repetitions, d
 }
 
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
-  OneDnnContext ctx(threads);
   ThreadPeaks peaks;
   peaks.threads = threads;
-  peaks.f32 = measure_matmul_peak(ctx, dt::f32, settings.matmul_sizes, settings.repetitions, settings.seconds);
-  if (const auto reason = bf16_unavailable_reason(ctx))
+  OneDnnContext f32(threads);
+  peaks.f32 = measure_matmul_peak(f32, settings.matmul_sizes, settings.repetitions, settings.seconds);
+  if (const auto reason = bf16_unavailable_reason(threads)) {
     peaks.bf16_reason = *reason;
-  else
-    peaks.bf16 = measure_matmul_peak(ctx, dt::bf16, settings.matmul_sizes, settings.repetitions, settings.seconds);
+  } else {
+    OneDnnContext bf16(threads, DType::bf16);
+    peaks.bf16 = measure_matmul_peak(bf16, settings.matmul_sizes, settings.repetitions, settings.seconds);
+  }
   peaks.stream_elements = settings.stream_elements ? settings.stream_elements : default_stream_elements();
   peaks.gbps = measure_stream_gbps(threads, peaks.stream_elements, settings.repetitions, settings.seconds);
   return peaks;

@@ -11,8 +11,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include "core/onednn_context.hpp"
 
 namespace attnbench {
@@ -44,16 +42,17 @@ struct ThreadPeaks {
 // arrays together at most 1/8 of available memory.
 std::size_t default_stream_elements();
 
-// Why oneDNN cannot run a bf16 x bf16 -> f32 matmul on this engine ("oneDNN 2.6.3 has no
-// bf16 matmul for ISA avx2"), or nullopt when it can.
-std::optional<std::string> bf16_unavailable_reason(OneDnnContext& ctx);
+// Why oneDNN cannot run a bf16 x bf16 -> f32 matmul on `threads` threads here ("oneDNN
+// 2.6.3 has no bf16 matmul for ISA avx2"), or nullopt when it can.
+std::optional<std::string> bf16_unavailable_reason(int threads);
 
-// Times a square matmul src (n x n, `src_type`) x weights (n x n, `src_type`, oneDNN's
-// preferred layout) -> dst (n x n, f32) at each size: one warm-up call, then `repetitions`
-// repetitions of >= `seconds` each; returns the size with the best median GFLOP/s (2n^3 flops).
-// Throws dnnl::error when oneDNN has no such matmul.
-MatmulPeak measure_matmul_peak(OneDnnContext& ctx, dnnl::memory::data_type src_type,
-                               const std::vector<std::int64_t>& sizes, int repetitions, double seconds);
+// Times a square matmul src (n x n) x weights (n x n, oneDNN's preferred layout) -> dst
+// (n x n, f32) at each size, a core MatmulOp on ctx (bf16 inputs on a bf16 context, both
+// converted before the timing): one warm-up call, then `repetitions` repetitions of
+// >= `seconds` each; returns the size with the best median GFLOP/s (2n^3 flops).
+// Throws when oneDNN has no such matmul.
+MatmulPeak measure_matmul_peak(OneDnnContext& ctx, const std::vector<std::int64_t>& sizes, int repetitions,
+                               double seconds);
 
 // Median GB/s of a[i] = b[i] + s c[i] over `elements` floats per array on `threads` OpenMP
 // threads (arrays first touched by the same threads), counting 3 x 4 bytes per element.

@@ -291,7 +291,7 @@ void setup_submit(CLI::App& app, int& exit_code, const std::string& command_line
       "Follow with `attnbench status DIR`; continue a run whose shards failed with `submit --resume DIR`.");
   sub->allow_extras();
   sub->add_flag("--slurm", o->slurm, "Submit to Slurm with sbatch (the one scheduler supported)");
-  sub->add_option("--shards", o->shards, "Number of shards: array tasks 1..N")->check(CLI::PositiveNumber);
+  sub->add_option("--shards", o->shards, "Number of shards: array tasks 1..N")->check(CLI::Range(1, 100000));
   sub->add_option("--out", o->out, "Run folder to create (default results/<scenario>/<UTC timestamp>)");
   sub->add_option("--resume", o->resume, "Resubmit the shards of this run folder that are missing or incomplete");
   std::string sweeps;
@@ -301,7 +301,7 @@ void setup_submit(CLI::App& app, int& exit_code, const std::string& command_line
   sub->add_option("--account", o->account, "Slurm account (sbatch --account)");
   sub->add_option("--time", o->time, "Time limit per task, in a form sbatch takes (default: 3x the estimate + 10 min)");
   sub->add_option("--array-parallel", o->array_parallel, "At most K shards at once (--array=1-N%K)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100000));
   sub->add_option("--sbatch-arg", o->sbatch_args, "One more sbatch option for every job, e.g. --sbatch-arg=--qos=low")
       ->allow_extra_args(false);
   sub->add_flag("--wait", o->wait, "Block until the merge job has ended; exit 0 only when the merged run is complete");

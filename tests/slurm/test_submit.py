@@ -97,7 +97,7 @@ def test_cancelled_shard_is_reported_by_status_and_finished_by_resume(slurm, att
         time.sleep(0.1)
     cancelled = running[0]
     shard = int(cancelled.split("_")[1])
-    slurm.run("scancel", cancelled)
+    slurm.check("scancel", cancelled)
     deadline = time.time() + 120
     while slurm.active_tasks(array_job):
         assert time.time() < deadline, f"job {array_job} still has tasks: {slurm.active_tasks(array_job)}"
@@ -127,8 +127,8 @@ def test_submit_passes_resources_and_sbatch_options_to_slurm(slurm, attnbench, r
     assert r.returncode == 0, r.stdout + r.stderr
     submission = meta(out)["slurm"]["submissions"][0]
     array_job = submission["array_job"]
-    shown = slurm.run("scontrol", "show", "job", array_job).stdout
-    slurm.run("scancel", array_job, submission["merge_job"])
+    shown = slurm.check("scontrol", "show", "job", array_job).stdout
+    slurm.check("scancel", array_job, submission["merge_job"])
     assert "ArrayTaskThrottle=1" in shown
     assert "TimeLimit=00:07:00" in shown
     assert "Comment=attnbench-test" in shown

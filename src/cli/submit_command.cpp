@@ -77,16 +77,20 @@ std::string array_flag(const std::vector<int>& shards, std::optional<int> parall
   return "--array=" + range + (parallel ? "%" + std::to_string(*parallel) : "");
 }
 
-// Submits the array of `shards` (none: the merge alone) and the merge job after it;
+// Submits the array of `shards` (none: the merge alone) and the merge job after it,
+// `extra_args` on both sbatch command lines (they override the scripts' #SBATCH lines);
 // returns the submission entry for meta.json. When the merge cannot be submitted the
 // array is cancelled again. Throws SlurmError with sbatch's message.
 nlohmann::json submit_jobs(const std::filesystem::path& dir, const std::vector<int>& shards,
-                           std::optional<int> parallel) {
+                           std::optional<int> parallel, const std::vector<std::string>& extra_args = {}) {
   nlohmann::json entry = {{"utc", utc_now()}, {"shards", shards}, {"array_job", nullptr}, {"merge_job", nullptr}};
-  std::vector<std::string> merge_args;
+  if (!extra_args.empty()) entry["sbatch_args"] = extra_args;
+  std::vector<std::string> merge_args = extra_args;
   if (!shards.empty()) {
+    std::vector<std::string> array_args = extra_args;
+    array_args.push_back(array_flag(shards, parallel));
     try {
-      entry["array_job"] = sbatch({array_flag(shards, parallel)}, dir / "slurm" / "shards.sbatch");
+      entry["array_job"] = sbatch(array_args, dir / "slurm" / "shards.sbatch");
     } catch (const SlurmError& e) {
       throw SlurmError(std::string("sbatch refused the shards' job array: ") + e.what());
     }
@@ -237,9 +241,9 @@ int submit_new(const SubmitOptions& o) {
 
 int submit_resume(const SubmitOptions& o) {
   if (o.shards || !o.out.empty() || !o.partition.empty() || !o.account.empty() || !o.time.empty() ||
-      !o.sbatch_args.empty() || !o.sweep_args.empty() || o.allow_mixed)
+      !o.sweep_args.empty() || o.allow_mixed)
     throw std::invalid_argument(
-        "--resume: continues the run as it was submitted; give only --wait (and --array-parallel)");
+        "--resume: continues the run as it was submitted; give only --wait, --array-parallel and --sbatch-arg");
   const std::filesystem::path dir = std::filesystem::absolute(o.resume);
   RunState run = read_run_state(dir);
   if (run.meta.value("status", "") == "complete") {
@@ -267,7 +271,7 @@ int submit_resume(const SubmitOptions& o) {
     parallel = run.meta["slurm"]["array_parallel"].get<int>();
   nlohmann::json entry;
   try {
-    entry = submit_jobs(dir, redo, parallel);
+    entry = submit_jobs(dir, redo, parallel, o.sbatch_args);
   } catch (const SlurmError& e) {
     throw std::invalid_argument(std::string("--resume: ") + e.what());
   }
@@ -302,7 +306,9 @@ void setup_submit(CLI::App& app, int& exit_code, const std::string& command_line
   sub->add_option("--time", o->time, "Time limit per task, in a form sbatch takes (default: 3x the estimate + 10 min)");
   sub->add_option("--array-parallel", o->array_parallel, "At most K shards at once (--array=1-N%K)")
       ->check(CLI::Range(1, 100000));
-  sub->add_option("--sbatch-arg", o->sbatch_args, "One more sbatch option for every job, e.g. --sbatch-arg=--qos=low")
+  sub->add_option("--sbatch-arg", o->sbatch_args,
+                  "One more sbatch option for every job, e.g. --sbatch-arg=--qos=low (with --resume: for the jobs "
+                  "it sends, e.g. --sbatch-arg=--nodelist=NODE)")
       ->allow_extra_args(false);
   sub->add_flag("--wait", o->wait, "Block until the merge job has ended; exit 0 only when the merged run is complete");
   sub->add_flag("--allow-mixed", o->allow_mixed, "Let the merge join shards measured on different CPU models");

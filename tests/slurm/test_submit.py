@@ -90,11 +90,12 @@ def test_cancelled_shard_is_reported_by_status_and_finished_by_resume(slurm, att
     assert r.returncode == 0, r.stdout + r.stderr
     array_job = meta(out)["slurm"]["submissions"][0]["array_job"]
     deadline = time.time() + 60
-    running = []
+    running = []  # tasks that run and have started their shard's run folder
     while not running:
         assert time.time() < deadline, f"no task of job {array_job} started: {slurm.active_tasks(array_job)}"
-        running = [task for task, state in slurm.active_tasks(array_job) if state == "RUNNING"]
-        time.sleep(0.1)
+        running = [task for task, state in slurm.active_tasks(array_job)
+                   if state == "RUNNING" and (out / "shards" / task.split("_")[1] / "meta.json").exists()]
+        time.sleep(0.05)
     cancelled = running[0]
     shard = int(cancelled.split("_")[1])
     slurm.check("scancel", cancelled)
@@ -110,13 +111,18 @@ def test_cancelled_shard_is_reported_by_status_and_finished_by_resume(slurm, att
     assert re.search(r"shards done 2, running 0, pending 0, failed 1;", status.stdout), status.stdout
     assert f"resume with: attnbench submit --resume {out}" in status.stdout
 
-    r = attn(slurm, attnbench, "submit", "--resume", str(out), "--wait")
+    r = attn(slurm, attnbench, "submit", "--resume", str(out), "--wait", "--sbatch-arg=--comment=resumed")
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"submitted shards {shard} of 3" in r.stdout
     m = meta(out)
     assert m["status"] == "complete"
     assert [s["shards"] for s in m["slurm"]["submissions"]] == [[1, 2, 3], [shard]]
     assert_same_keys(out, unsharded)
+    resumed = meta(out / "shards" / str(shard))
+    assert resumed["status"] == "complete" and len(resumed.get("resumed_utc", [])) == 1  # run --resume continued it
+    second = m["slurm"]["submissions"][1]
+    assert "Comment=resumed" in slurm.check("scontrol", "show", "job", second["array_job"]).stdout
+    assert "Comment=resumed" in slurm.check("scontrol", "show", "job", second["merge_job"]).stdout
 
 
 def test_submit_passes_resources_and_sbatch_options_to_slurm(slurm, attnbench, run_root):

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cli/status_report.hpp"
 #include "cli/sweep_plan.hpp"
 #include "cli/source_paths.hpp"
+#include "driver/progress.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/run_meta.hpp"
 #include "driver/slurm_client.hpp"
@@ -60,8 +62,10 @@ std::vector<std::string> checked_sweep_args(const std::vector<std::string>& args
   std::vector<std::string> kept;
   for (const std::string& arg : args) {
     const std::string flag = arg.substr(0, arg.find('='));
-    if (flag == "--shard" || flag == "--force" || flag == "--resume" || flag == "--dry-run")
+    if (flag == "--shard" || flag == "--force")
       throw std::invalid_argument(flag + ": submit sets it for each shard; give --shards N (and --resume DIR to continue)");
+    if (flag == "--dry-run")
+      throw std::invalid_argument("--dry-run: submit has none; `attnbench run --dry-run` with the same flags plans the sweep");
     if (flag != "--quiet") kept.push_back(arg);
   }
   return kept;
@@ -227,6 +231,13 @@ int submit_new(const SubmitOptions& o) {
     std::cout << "plan: " << plan.points << " points in " << scripts.shards << " shards; each task asks for "
               << scripts.resources.cpus_per_task << " CPU(s), " << scripts.resources.mem_mib << " MiB, "
               << meta["slurm"]["time"].get<std::string>() << (o.time.empty() ? " minutes" : "") << "\n";
+    for (std::size_t k = 0; k < plan.shards.size(); ++k) {
+      char memory[32];
+      std::snprintf(memory, sizeof memory, "%.3g", static_cast<double>(plan.shards[k].memory_bytes) / (1 << 30));
+      std::cout << "  shard " << k + 1 << "/" << plan.shards.size() << ": " << plan.shards[k].points
+                << " points, about " << format_duration(plan.shards[k].seconds) << ", largest point " << memory
+                << " GiB\n";
+    }
     print_submitted(dir, entry, scripts.shards);
   } catch (const SlurmError& e) {  // nothing was submitted: leave nothing behind
     std::filesystem::remove_all(dir, error);

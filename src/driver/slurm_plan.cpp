@@ -24,6 +24,11 @@ std::string common_directives(const SlurmScripts& s) {
   return text;
 }
 
+// A value of an "#SBATCH" line: sbatch splits those at blanks unless double-quoted.
+std::string directive_value(const std::string& value) {
+  return value.find_first_of(" \t") == std::string::npos ? value : "\"" + value + "\"";
+}
+
 std::string quoted_words(const std::vector<std::string>& words) {
   std::string text;
   for (const std::string& word : words) {
@@ -90,7 +95,7 @@ std::string shard_script(const SlurmScripts& s) {
   text += "#SBATCH --cpus-per-task=" + cpus + "\n";
   text += "#SBATCH --mem=" + std::to_string(s.resources.mem_mib) + "M\n";
   text += "#SBATCH --time=" + (s.time.empty() ? std::to_string(s.resources.time_minutes) : s.time) + "\n";
-  text += "#SBATCH --output=" + (s.run_dir / "slurm" / "logs" / "shard-%a-%A.out").string() + "\n";
+  text += "#SBATCH --output=" + directive_value((s.run_dir / "slurm" / "logs" / "shard-%a-%A.out").string()) + "\n";
   text += common_directives(s);
   text += "set -euo pipefail\n";
   text += "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-" + cpus + "}\" OMP_PROC_BIND=close OMP_PLACES=cores\n";
@@ -110,7 +115,7 @@ std::string merge_script(const SlurmScripts& s) {
   text += "# Written by `attnbench submit`: joins the shards into the run folder once every task succeeded.\n";
   text += "#SBATCH --job-name=" + s.job_name + "-merge\n";
   text += "#SBATCH --cpus-per-task=1\n#SBATCH --mem=1024M\n#SBATCH --time=30\n";
-  text += "#SBATCH --output=" + (s.run_dir / "slurm" / "logs" / "merge-%j.out").string() + "\n";
+  text += "#SBATCH --output=" + directive_value((s.run_dir / "slurm" / "logs" / "merge-%j.out").string()) + "\n";
   text += common_directives(s);
   text += "set -euo pipefail\n";
   text += "exec " + shell_quote(s.attnbench.string()) + " merge";

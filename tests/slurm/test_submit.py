@@ -65,7 +65,7 @@ def run_root(tmp_path):
 
 
 def test_submit_wait_merges_exactly_the_keys_of_an_unsharded_run(slurm, attnbench, unsharded, run_root):
-    out = run_root / "sharded"
+    out = run_root / "sharded run"  # a blank in the path: the scripts quote it
     r = attn(slurm, attnbench, "submit", "--slurm", "--shards", "3", "--out", str(out), "--wait", *GRID, *QUICK)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"merged run complete: {out}" in r.stdout

@@ -82,6 +82,19 @@ def test_submit_wait_merges_exactly_the_keys_of_an_unsharded_run(slurm, attnbenc
     status = attn(slurm, attnbench, "status", str(out))
     assert status.returncode == 0, status.stderr
     assert re.search(r"shards done 3, running 0, pending 0, failed 0; timing rows so far 12", status.stdout), status.stdout
+    assert f"merged: {out} holds the whole run" in status.stdout
+
+
+def test_status_reads_the_shard_folders_when_slurm_does_not_answer(slurm, attnbench, run_root):
+    out = run_root / "folders"
+    r = attn(slurm, attnbench, "submit", "--slurm", "--shards", "2", "--out", str(out), "--wait", *GRID, *QUICK)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (out / "shards" / "2" / "meta.json").unlink()  # as if shard 2 had never started
+    status = attn(slurm, attnbench, "status", str(out), env=dict(slurm.env, PATH=str(run_root / "empty")))
+    assert status.returncode == 0, status.stderr
+    assert "Slurm did not answer (squeue, sacct): states from the shard folders" in status.stdout
+    assert re.search(r"^1/2\s+done\s", status.stdout, re.M), status.stdout
+    assert re.search(r"^2/2\s+pending\s.*\bmissing\b", status.stdout, re.M), status.stdout
 
 
 def test_cancelled_shard_is_reported_by_status_and_finished_by_resume(slurm, attnbench, unsharded, run_root):

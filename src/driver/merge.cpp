@@ -22,28 +22,19 @@ nlohmann::json read_meta(const std::filesystem::path& dir) {
   return meta;
 }
 
-// Throws when `field` (a JSON pointer) differs between two shards' meta.json.
-void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* field,
-                  const std::filesystem::path& first, const std::filesystem::path& other) {
-  const nlohmann::json::json_pointer pointer(field);
-  const nlohmann::json x = a.contains(pointer) ? a[pointer] : nlohmann::json();
-  const nlohmann::json y = b.contains(pointer) ? b[pointer] : nlohmann::json();
-  if (x != y)
-    throw std::invalid_argument(other.string() + ": " + std::string(field).substr(1) + " is " + y.dump() + " but " +
-                                first.string() + " has " + x.dump() + "; shards must come from one scenario and build");
-}
+constexpr const char* kSameBuild = "shards must come from one scenario and build";
+constexpr const char* kSameMachine =
+    "timings of different machines do not mix (--allow-mixed keeps them, with the host in every row)";
 
-// Like require_same, for the fields that say which machine measured a shard.
-void require_same_machine(const nlohmann::json& a, const nlohmann::json& b, const char* field,
-                          const std::filesystem::path& first, const std::filesystem::path& other) {
+// Throws when `field` (a JSON pointer) differs between two shards' meta.json; `rule` ends the message.
+void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* field,
+                  const std::filesystem::path& first, const std::filesystem::path& other, const char* rule) {
   const nlohmann::json::json_pointer pointer(field);
   const nlohmann::json x = a.contains(pointer) ? a[pointer] : nlohmann::json();
   const nlohmann::json y = b.contains(pointer) ? b[pointer] : nlohmann::json();
   if (x != y)
     throw std::invalid_argument(other.string() + ": " + std::string(field).substr(1) + " is " + y.dump() + " but " +
-                                first.string() + " has " + x.dump() +
-                                "; timings of different machines do not mix (--allow-mixed keeps them, "
-                                "with the host in every row)");
+                                first.string() + " has " + x.dump() + "; " + rule);
 }
 
 // The "slurm" entry of an existing out/meta.json (a run from `attnbench submit`), or null.
@@ -105,16 +96,17 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   for (std::size_t i = 1; i < shards.size(); ++i) {
     for (const char* field : {"/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/compiler",
                               "/build/compiler_flags"})
-      require_same(metas[0], metas[i], field, shards[0], shards[i]);
+      require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
     if (!allow_mixed)
       for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
-        require_same_machine(metas[0], metas[i], field, shards[0], shards[i]);
+        require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
   if (std::filesystem::exists(out / "timing.csv"))
     throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
   std::vector<std::string> hosts;  // with --allow-mixed: each shard's host, for every row
   if (allow_mixed)
-    for (const nlohmann::json& meta : metas) hosts.push_back(meta.value("/build/host"_json_pointer, std::string("unknown")));
+    for (const nlohmann::json& meta : metas)
+      hosts.push_back(meta.value("/build/host"_json_pointer, std::string("unknown")));
 
   const std::string timing = merged_rows(shards, "timing.csv", schema::kTimingKey.size(), hosts);
   const std::string samples = merged_rows(shards, "samples.csv", schema::kTimingKey.size() + 1, hosts);

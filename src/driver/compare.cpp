@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "driver/csv_io.hpp"
@@ -52,6 +54,20 @@ std::vector<std::size_t> key_columns(const CsvDocument& doc) {
   std::vector<std::size_t> columns;
   for (std::string_view name : schema::kTimingKey) columns.push_back(require_column(doc, name));
   return columns;
+}
+
+// A run merged with --allow-mixed names each row's host; rows of several machines
+// would be matched on their key alone, so such a file is refused.
+void refuse_mixed_hosts(const CsvDocument& doc) {
+  const auto host = doc.column("host");
+  if (!host) return;
+  std::set<std::string> hosts;
+  for (const CsvRow& row : doc.rows) hosts.insert(row.cells[*host]);
+  if (hosts.size() > 1)
+    throw std::invalid_argument(doc.path.string() + ": rows measured on " + std::to_string(hosts.size()) +
+                                " hosts (" + *hosts.begin() + ", " + *std::next(hosts.begin()) +
+                                (hosts.size() > 2 ? ", ..." : "") +
+                                "; merged with --allow-mixed): compare would mix machines; split it by its host column");
 }
 
 TimingKey key_of(const CsvRow& row, const std::vector<std::size_t>& columns) {
@@ -126,6 +142,7 @@ RunTables load_run(const std::filesystem::path& path) {
   }
 
   const CsvDocument timing = read_csv(run.timing_path);
+  refuse_mixed_hosts(timing);
   const std::vector<std::size_t> keys = key_columns(timing);
   const std::size_t median = require_column(timing, kMedianColumn);
   const std::size_t status = require_column(timing, kStatusColumn);

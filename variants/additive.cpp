@@ -110,7 +110,8 @@ std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& sh
 ScorerInfo scorer_info_additive() {
   return {"additive", "e_tj = v . tanh(W s_{t-1} + U h_j)",
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
-          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh};
+          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh,
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}}};
 }
 
 }  // namespace attnbench

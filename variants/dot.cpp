@@ -78,7 +78,8 @@ std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, 
 
 ScorerInfo scorer_info_dot() {
   return {"dot", "e_tj = (W s_{t-1}) . (U h_j)", "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim); no bias",
-          "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled};
+          "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled,
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}}};
 }
 
 }  // namespace attnbench

@@ -59,7 +59,8 @@ std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& sha
 
 ScorerInfo scorer_info_general() {
   return {"general", "e_tj = s_{t-1} . (W h_j)", "W: Linear(enc_dim, dec_dim); no bias (attn_dim unused)",
-          "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general};
+          "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general,
+          {{"W", "Linear", "enc_dim", "dec_dim", false}}};
 }
 
 }  // namespace attnbench

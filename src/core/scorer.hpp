@@ -50,6 +50,16 @@ class Scorer {
   virtual std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const = 0;
 };
 
+// One parameter module of a scorer, as PyTorch creates it: `in` and `out` name a Problem
+// size field ("dec_dim") or are a number ("1").
+struct ScorerModule {
+  const char* name;  // "W"
+  const char* kind;  // "Linear"
+  const char* in;
+  const char* out;
+  bool bias;
+};
+
 // One row of the scorer table (variants/variants.def lists them).
 struct ScorerInfo {
   const char* name;
@@ -58,6 +68,7 @@ struct ScorerInfo {
   const char* paper;
   // Draws the parameters from `source` in PyTorch's order.
   std::unique_ptr<Scorer> (*make)(ParamSource& source, const ScorerShape& shape);
+  std::vector<ScorerModule> modules;  // in PyTorch creation order
 };
 
 }  // namespace attnbench

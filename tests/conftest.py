@@ -33,7 +33,7 @@ sys.path.insert(0, SCRIPTS)
 import attnbench_lists  # noqa: E402  (needs the path above)
 
 TIMEOUT_S = 60  # one run of a command
-SWEEP_TIMEOUT_S = 300  # one shared sweep (several points, every scorer)
+SWEEP_TIMEOUT_S = 600  # one shared sweep (several points, every scorer)
 
 
 def pytest_addoption(parser):
@@ -270,9 +270,12 @@ def _stamp(binary):
 class BuildCache:
     """Results computed once per build and shared by every pytest process CTest starts (in parallel):
     entry `name` is the folder ROOT/name, made by make(folder) -> a JSON value under an exclusive flock of
-    ROOT/name.lock, and kept while the binary and the Python sources are unchanged. A failed make leaves
-    nothing behind (the next case makes it again). The folder is read-only: copy it (writable_copy)
-    before changing anything in it."""
+    ROOT/name.lock, and kept while the binary and the Python sources are unchanged. A failed make is
+    recorded too: for FAILURE_KEPT_S the cases that need the entry fail at once with its message (one
+    ctest run does not pay for it once per case); after that the next case makes it again. The folder
+    is read-only: copy it (writable_copy) before changing anything in it."""
+
+    FAILURE_KEPT_S = 900
 
     def __init__(self, root, binary):
         self.root = root
@@ -288,8 +291,11 @@ class BuildCache:
             try:
                 with open(done, encoding="utf-8") as f:
                     entry = json.load(f)
-                if entry["stamp"] == self.stamp:
+                if entry["stamp"] == self.stamp and "failure" not in entry:
                     return folder, entry["value"]
+                if entry["stamp"] == self.stamp and time.time() - entry["when"] < self.FAILURE_KEPT_S:
+                    pytest.fail(f"the shared result {name!r} failed in an earlier case: {entry['failure']}",
+                                pytrace=False)
             except (OSError, ValueError, KeyError):
                 pass
             if os.path.exists(done):
@@ -299,16 +305,24 @@ class BuildCache:
                 shutil.rmtree(folder)
             os.makedirs(folder)
             try:
-                value = make(folder)
-            except BaseException:
+                entry = {"stamp": self.stamp, "value": make(folder)}
+            except BaseException as error:
                 _set_read_only(folder, False)
                 shutil.rmtree(folder, ignore_errors=True)
+                if isinstance(error, KeyboardInterrupt):
+                    raise
+                entry = {"stamp": self.stamp, "when": time.time(), "failure": f"{type(error).__name__}: {error}"}
+                self._write(done, entry)
                 raise
             _set_read_only(folder, True)
-            with open(done + ".tmp", "w", encoding="utf-8") as f:
-                json.dump({"stamp": self.stamp, "value": value}, f)
-            os.replace(done + ".tmp", done)
-            return folder, value
+            self._write(done, entry)
+            return folder, entry["value"]
+
+    @staticmethod
+    def _write(path, entry):
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(entry, f)
+        os.replace(path + ".tmp", path)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-TIMEOUT_S = 600  # one case may make a shared sweep (tests/conftest.py: BuildCache) while another waits
+TIMEOUT_S = 1500  # a case may wait for, then make, a shared sweep (tests/conftest.py: BuildCache)
 
 
 def cmake_quote(text):

@@ -49,23 +49,20 @@ def pytest_addoption(parser):
                     help="run by CTest: exactly one case must be selected, and pass")
 
 
-def executable(config, option, what):
+def executable(config, option, variable, what):
+    """The absolute path given by `option` (default $variable); a usage error when it is not an executable."""
     path = config.getoption(option)
     if not path:
-        raise pytest.UsageError(f"{what}: give {option} PATH or set ${option_variable(option)}")
+        raise pytest.UsageError(f"{what}: give {option}=PATH or set ${variable}")
     path = os.path.abspath(path)
     if not os.access(path, os.X_OK):
         raise pytest.UsageError(f"{option} {path}: not an executable")
     return path
 
 
-def option_variable(option):
-    return {"--attnbench": "ATTNBENCH_BINARY", "--randn-dump": "ATTNBENCH_RANDN_DUMP"}[option]
-
-
 def binary_path(config):
     """The attnbench under test; collection needs it too (the parameters come from its lists)."""
-    return executable(config, "--attnbench", "the attnbench binary")
+    return executable(config, "--attnbench", "ATTNBENCH_BINARY", "the attnbench binary")
 
 
 def pytest_configure(config):
@@ -231,7 +228,7 @@ def lists(binary):
 
 @pytest.fixture(scope="session")
 def randn_dump(request):
-    return executable(request.config, "--randn-dump", "the randn_dump binary")
+    return executable(request.config, "--randn-dump", "ATTNBENCH_RANDN_DUMP", "the randn_dump binary")
 
 
 # ---------------------------------------------------------------------------- results shared by one build

@@ -3,8 +3,8 @@ installs: scripts/packages.txt, the packages those depend on (recursively, Depen
 Pre-Depends), or the compiler's own package and its dependencies. A file that comes from
 anywhere else was installed by hand on this machine, and a new machine would lack it.
 
-Run: ATTNBENCH_BUILD_DIR=BUILD /usr/bin/python3 -m pytest tests/test_packages.py
-(CTest sets the build folder; its CMakeCache.txt is what configure found.)
+Run: ATTNBENCH_BINARY=BUILD/attnbench /usr/bin/python3 -m pytest tests/test_packages.py
+(CTest sets it; the binary's folder is the build folder, whose CMakeCache.txt is what configure found.)
 """
 
 from __future__ import annotations
@@ -130,9 +130,9 @@ def module_file(name: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def cmake_cache() -> pathlib.Path:
-    build = os.environ.get("ATTNBENCH_BUILD_DIR")
-    assert build, "set ATTNBENCH_BUILD_DIR to the configured build folder"
-    return pathlib.Path(build) / "CMakeCache.txt"
+    binary = os.environ.get("ATTNBENCH_BINARY")
+    assert binary, "set ATTNBENCH_BINARY to the built attnbench of a configured build folder"
+    return pathlib.Path(binary).resolve().parent / "CMakeCache.txt"
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 ports). The finalizer cancels every job and stops exactly the processes it started. When
 Slurm cannot start, the tests fail with the reason; they are never skipped.
 
-The attnbench binary is $ATTNBENCH (CTest sets it), else build/attnbench.
+The attnbench binary is $ATTNBENCH_BINARY (CTest sets it), else build/attnbench.
 """
 import os
 import pathlib
@@ -18,9 +18,9 @@ from local_slurm import LocalSlurm, LocalSlurmError  # noqa: E402
 
 @pytest.fixture(scope="session")
 def attnbench():
-    path = pathlib.Path(os.environ.get("ATTNBENCH", REPO / "build" / "attnbench"))
+    path = pathlib.Path(os.environ.get("ATTNBENCH_BINARY", REPO / "build" / "attnbench"))
     if not os.access(path, os.X_OK):
-        pytest.fail(f"attnbench binary not found at {path} (set ATTNBENCH or build build/attnbench)")
+        pytest.fail(f"attnbench binary not found at {path} (set ATTNBENCH_BINARY or build build/attnbench)")
     return str(path)
 
 

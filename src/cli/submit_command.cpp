@@ -10,6 +10,9 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cli/commands.hpp"
 #include "cli/status_report.hpp"
 #include "cli/sweep_plan.hpp"
@@ -43,12 +46,6 @@ struct SubmitOptions {
   std::string command_line;
 };
 
-std::string join(const std::vector<int>& items, const char* separator) {
-  std::string out;
-  for (int item : items) out += (out.empty() ? "" : separator) + std::to_string(item);
-  return out;
-}
-
 const SweepCommand& sweep_command(const std::string& name) {
   for (const SweepCommand& command : sweep_commands())
     if (command.name == name) return command;
@@ -77,7 +74,7 @@ std::string array_flag(const std::vector<int>& shards, std::optional<int> parall
   for (std::size_t i = 1; i < shards.size(); ++i) contiguous = contiguous && shards[i] == shards[i - 1] + 1;
   const std::string range = contiguous && shards.size() > 1
                                 ? std::to_string(shards.front()) + "-" + std::to_string(shards.back())
-                                : join(shards, ",");
+                                : fmt::format("{}", fmt::join(shards, ","));
   return "--array=" + range + (parallel ? "%" + std::to_string(*parallel) : "");
 }
 
@@ -112,7 +109,7 @@ nlohmann::json submit_jobs(const std::filesystem::path& dir, const std::vector<i
 void print_submitted(const std::filesystem::path& dir, const nlohmann::json& entry, int shard_count) {
   const std::vector<int> shards = entry["shards"];
   if (entry["array_job"].is_string())
-    std::cout << "submitted shards " << join(shards, ",") << " of " << shard_count << ": job array "
+    std::cout << "submitted shards " << fmt::format("{}", fmt::join(shards, ",")) << " of " << shard_count << ": job array "
               << entry["array_job"].get<std::string>() << "\n";
   std::cout << "merge job " << entry["merge_job"].get<std::string>()
             << (entry["array_job"].is_string() ? " runs after every shard succeeded" : " submitted") << "\n"

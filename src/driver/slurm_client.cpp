@@ -12,6 +12,9 @@
 #include <memory>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 extern char** environ;
 
 namespace attnbench {
@@ -41,12 +44,6 @@ std::vector<std::string> split(const std::string& text, char separator) {
   std::istringstream in(text);
   for (std::string part; std::getline(in, part, separator);) parts.push_back(part);
   return parts;
-}
-
-std::string comma_joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
-  return out;
 }
 
 // The message of a failed client: its stderr lines joined on one line.
@@ -106,7 +103,7 @@ std::optional<std::map<std::string, SlurmJobState>> slurm_job_states(const std::
   std::map<std::string, SlurmJobState> states;
   if (job_ids.empty()) return states;
   const ProcessResult acct =
-      run_process({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs", comma_joined(job_ids),
+      run_process({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs", fmt::format("{}", fmt::join(job_ids, ",")),
                    "--format", "JobID,State"});
   if (acct.exit_code == 0) {
     for (const std::string& line : lines_of(acct.out)) {
@@ -116,7 +113,7 @@ std::optional<std::map<std::string, SlurmJobState>> slurm_job_states(const std::
     }
   }
   const ProcessResult queue = run_process({"squeue", "--noheader", "--array", "--states=all", "--jobs",
-                                           comma_joined(job_ids), "--format=%F|%K|%i|%T|%r"});
+                                           fmt::format("{}", fmt::join(job_ids, ",")), "--format=%F|%K|%i|%T|%r"});
   // squeue fails with "Invalid job id specified" when it knows none of the jobs any more.
   if (queue.exit_code != 0)
     return acct.exit_code == 0 || queue.err.find("Invalid job id") != std::string::npos

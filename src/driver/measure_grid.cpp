@@ -73,7 +73,7 @@ GridPoint unfinished(const GridPoint& point, const StagesPresent& present, bool 
 
 // " --stages a,b" when not every stage is timed, else "".
 std::string stages_flag(const BenchSettings& bench) {
-  return bench.stages == all_stages() ? "" : " --stages " + join(bench.stages, ",");
+  return bench.stages == default_stages() ? "" : " --stages " + join(bench.stages, ",");
 }
 
 std::string repro_command(const Problem& p, const BenchSettings& bench) {

@@ -30,7 +30,7 @@ import time
 import cli_support as cli
 from cli_support import Failure, case, one_error_line, run, run_ok
 
-SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
+SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general", "location", "mlp"]
 STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
 SEQUENCE_STAGES = {"keys", "encoder", "decode"}  # ns_per_step = median / tgt_len for these
 
@@ -460,7 +460,7 @@ def _():
         rf.fail(f"meta.json: points {rf.meta.get('points')}, grid of {len(rf.meta.get('grid', []))}; expected 9")
 
 
-@case("grid: --scorer all runs the 5 scorers (dry-run and real run)")
+@case("grid: --scorer all runs every scorer (dry-run and real run)")
 def _():
     r = run_ok("run", "--src-len", 4, "--scorer", "all", "--dry-run")
     lines = dry_points(r)
@@ -468,8 +468,9 @@ def _():
         r.fail(f"expected one point naming all of {SCORERS}: {lines}")
     rf = sweep("all5", "--batch", 2, "--src-len", 4, "--tgt-len", 2, "--scorer", "all")
     got = [row[0] for row in rf.timing.rows[::8]]
-    if sorted(got) != sorted(SCORERS) or len(rf.timing.rows) != 40:
-        rf.fail(f"scorers {got} ({len(rf.timing.rows)} rows), expected each of {SCORERS} once (40 rows)")
+    if sorted(got) != sorted(SCORERS) or len(rf.timing.rows) != 8 * len(SCORERS):
+        rf.fail(f"scorers {got} ({len(rf.timing.rows)} rows), expected each of {SCORERS} once "
+                f"({8 * len(SCORERS)} rows)")
     if sorted(k[0] for k in rf.entropy_keys()) != sorted(SCORERS):
         rf.fail(f"entropy scorers {[k[0] for k in rf.entropy_keys()]}, expected {SCORERS}")
 

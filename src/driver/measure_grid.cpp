@@ -71,7 +71,7 @@ GridPoint unfinished(const GridPoint& point, const StagesPresent& present, bool 
   return todo;
 }
 
-// " --stages a,b" when not every stage is timed, else "".
+// " --stages a,b" when the stages are not default_stages(), else "".
 std::string stages_flag(const BenchSettings& bench) {
   return bench.stages == default_stages() ? "" : " --stages " + join(bench.stages, ",");
 }

@@ -62,6 +62,11 @@ def stage_names(binary: Optional[str] = None) -> List[str]:
     return [s["name"] for s in lists(binary)["stages"]]
 
 
+def default_stage_names(binary: Optional[str] = None) -> List[str]:
+    """The stages `attnbench run` times without --stages (train_step only when named)."""
+    return [s["name"] for s in lists(binary)["stages"] if s["default"]]
+
+
 def sequence_stages(binary: Optional[str] = None) -> List[str]:
     return [s["name"] for s in lists(binary)["stages"] if s["per"] == "sequence"]
 

@@ -61,6 +61,7 @@ TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
 TIMING_VALUES = attnbench_lists.value_columns(None, "timing.csv")
 SAMPLE_VALUES = attnbench_lists.value_columns(None, "samples.csv")
 STAGES = attnbench_lists.stage_names()
+DEFAULT_STAGES = attnbench_lists.default_stage_names()  # train_step only when named
 SEQUENCE_STAGES = attnbench_lists.sequence_stages()  # ns_per_step = median_ns / tgt_len
 IMPL = "torch"
 MAX_ITERATIONS = 1_000_000_000  # Google Benchmark's kMaxIterations
@@ -239,9 +240,11 @@ def stage_cost(p: Point, scorer: str, stage: str) -> Cost:
         return output_cost(B, E, D, V)
     if stage == "encoder":
         return encoder_cost(B, L, D, M, h)
-    if stage == "decode":
+    if stage in ("decode", "train_step"):
         step = score_cost(scorer, B, L, E, D, A) + attend_cost(B, L, E) + cell_cost(B, E, D, M) + output_cost(B, E, D, V)
-        return keys_cost(scorer, B, L, E, D, A) + T * step
+        decode = keys_cost(scorer, B, L, E, D, A) + T * step
+        # train_step: the forward and a backward costed at twice it.
+        return decode if stage == "decode" else 3 * (encoder_cost(B, L, D, M, h) + decode)
     raise ValueError(f"unknown stage '{stage}'")
 
 
@@ -269,11 +272,46 @@ class Rig(NamedTuple):
     K: torch.Tensor
     e: torch.Tensor
     context: torch.Tensor
+    train_step: Optional[Callable[[], torch.Tensor]] = None
 
 
-def make_rig(p: Point, scorer: str) -> Rig:
+def train_loss(t: twin.Training) -> torch.Tensor:
+    """F.cross_entropy over the teacher-forced decode, the keys computed once per sequence."""
+    m = t.model
+    H, s = m.encode(t.src)
+    K = keys(m.scorer, H)
+    logits = []
+    for step in range(t.tgt.shape[1]):
+        _, _, context = twin.attend(score(m.scorer, s, K), H, t.lengths)
+        s = m.cell(torch.cat([m.tgt_emb(t.tgt[:, step]), context], 1), s)
+        logits.append(m.out(torch.cat([s, context], 1)))
+    stacked = torch.stack(logits, 1)
+    return torch.nn.functional.cross_entropy(stacked.reshape(-1, stacked.shape[-1]), t.gold.reshape(-1))
+
+
+def make_train_step(p: Point, scorer: str) -> Callable[[], torch.Tensor]:
+    """attnbench's train_step on a model of its own (drawn as `attnbench grad` draws it, gold after tgt):
+    forward, loss, backward, clip_grad_norm_(5), Adam(lr 1e-3); one warm-up step done."""
+    training = twin.make_training(p.probe(scorer))
+    optimizer = torch.optim.Adam(training.model.parameters(), lr=1e-3)
+
+    def train_step() -> torch.Tensor:
+        with torch.enable_grad():
+            optimizer.zero_grad()
+            loss = train_loss(training)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(training.model.parameters(), 5.0)
+            optimizer.step()
+        return loss
+
+    train_step()
+    return train_step
+
+
+def make_rig(p: Point, scorer: str, train: bool = False) -> Rig:
     """The twin's model with PyTorch's init from the point's seed, encoded, one attention step done and one
-    whole decode run (a warm-up, as attnbench's traced decode before timing)."""
+    whole decode run (a warm-up, as attnbench's traced decode before timing); with `train`, the
+    train_step stage's work too."""
     probe = p.probe(scorer)
     torch.manual_seed(p.seed)
     model = twin.EncoderDecoder(scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
@@ -283,7 +321,7 @@ def make_rig(p: Point, scorer: str) -> Rig:
     H, s = model.encode(src)
     K = keys(model.scorer, H)
     e, _, context = twin.attend(score(model.scorer, s, K), H, lengths)
-    rig = Rig(model, src, tgt, lengths, H, s, K, e, context)
+    rig = Rig(model, src, tgt, lengths, H, s, K, e, context, make_train_step(p, scorer) if train else None)
     decode(rig)
     return rig
 
@@ -310,6 +348,7 @@ STAGE_WORKS: Dict[str, Callable[[Rig], Callable[[], object]]] = {
     "output": lambda r: lambda: r.model.out(torch.cat([r.s, r.context], 1)),
     "encoder": lambda r: lambda: r.model.encode(r.src),
     "decode": lambda r: lambda: decode(r),
+    "train_step": lambda r: r.train_step,  # built by make_rig(train=True)
 }
 
 
@@ -359,11 +398,11 @@ class Sample(NamedTuple):
 
 
 def measure_point(p: Point, scorers: List[str], repetitions: int, min_time: float,
-                  stages: List[str] = STAGES) -> Dict[tuple, List[Sample]]:
+                  stages: List[str] = DEFAULT_STAGES) -> Dict[tuple, List[Sample]]:
     """Every scorer x stage x repetition of one point, in a seeded random order: {(scorer, stage): samples}."""
     torch.set_num_threads(p.threads)
     with torch.no_grad():
-        rigs = {scorer: make_rig(p, scorer) for scorer in scorers}
+        rigs = {scorer: make_rig(p, scorer, "train_step" in stages) for scorer in scorers}
         jobs = [(scorer, stage) for scorer in scorers for stage in stages if stage in STAGE_WORKS]
         order = [(job, n) for job in jobs for n in range(repetitions)]
         random.Random(p.seed).shuffle(order)
@@ -405,8 +444,8 @@ def summarize(ns: List[float]):
     return median, mean, stddev, cv, xs[0], xs[-1]
 
 
-def repro(p: Point, scorer: str, repetitions: int, min_time: float, stages: List[str] = STAGES) -> str:
-    only = "" if list(stages) == STAGES else f" --stages {','.join(stages)}"
+def repro(p: Point, scorer: str, repetitions: int, min_time: float, stages: List[str] = DEFAULT_STAGES) -> str:
+    only = "" if list(stages) == DEFAULT_STAGES else f" --stages {','.join(stages)}"
     return (f"scripts/peer_torch.py {p.flags(scorer)}{only} --repetitions {repetitions} "
             f"--min-time {number(min_time)}")
 
@@ -423,13 +462,13 @@ def timing_cells(p: Point, scorer: str, stage: str, samples: List[Sample], comma
     return p.key(scorer, stage) + [cells.get(column, "") for column in TIMING_VALUES]
 
 
-def skipped_cells(p: Point, scorer: str, status: str, command: str, stages: List[str] = STAGES) -> List[List[str]]:
+def skipped_cells(p: Point, scorer: str, status: str, command: str, stages: List[str] = DEFAULT_STAGES) -> List[List[str]]:
     cells = {"status": status, "repro": command}
     values = [cells.get(column, "") for column in TIMING_VALUES]
     return [p.key(scorer, stage) + values for stage in stages]
 
 
-def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float, stages: List[str] = STAGES,
+def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float, stages: List[str] = DEFAULT_STAGES,
                 skip: Optional[str] = None) -> Tuple[List[List[str]], List[List[str]]]:
     """The timing and samples rows (as cells) of `scorers` at p: measured, or `skipped` rows with status `skip`
     (or because the peer measures f32 only)."""
@@ -509,8 +548,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repetitions", type=int, default=5, metavar="N", help="repetitions per scorer x stage (default 5)")
     parser.add_argument("--min-time", type=float, default=0.05, metavar="S",
                         help="seconds each repetition runs at least (default 0.05)")
-    parser.add_argument("--stages", default=",".join(STAGES), metavar="LIST",
-                        help="comma list of stages to time (default all: %(default)s)")
+    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES), metavar="LIST",
+                        help="comma list of stages to time (default: %(default)s; train_step only when named)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--serve", action="store_true",
                         help="answer attnbench run --peer torch: one point per stdin line (JSON), rows on stdout")

@@ -183,9 +183,11 @@ def caption(run: str, stage: str, dtype: str, cells, meta: dict) -> str:
         text += f" (`{meta['command']}`)"
     if any(machine):
         text += " on " + ", ".join(part for part in machine if part)
-    what = " (score + masked softmax + context)" if stage == "step" else ""
+    what = {"step": " (score + masked softmax + context)",
+            "train_step": " (forward over T, loss, backward, clip, Adam)"}.get(stage, "")
+    mode = "with autograd" if stage == "train_step" else "under `torch.no_grad()`"
     return (text + f". Stage `{stage}`{what}, {dtype}, median of "
-            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager under `torch.no_grad()`; "
+            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager {mode}; "
             f"a `-` was not measured.")
 
 

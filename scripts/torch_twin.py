@@ -33,6 +33,12 @@ Scorer parameters (without bias unless said), as `attnbench list` shows them:
     location:                  W_a = Linear(D, L)
     mlp:                       U = Linear(E, A), W = Linear(D, A) with bias, v = Linear(A, 1)
 
+Gradients (`grad`, what `attnbench grad` prints): the decode's draws with T = --tgt-len,
+then gold = torch.randint(0, vocab, (B, T)); the loss is
+F.cross_entropy(logits (B*T, V), gold (B*T)) over the teacher-forced decode; K = --adam-steps
+optimizer steps (forward, backward, clip_grad_norm_(--clip), Adam(--lr)), then one more
+forward and backward, whose loss and (unclipped) gradients are printed as `name,i,value`.
+
 Source lengths: `--lengths` if given, else lengths[b] = L - (L - len_min) * b // (B - 1)
 (len_min 0 means L; every length is L when B == 1). Scores at j >= lengths[b] are -inf.
 """
@@ -351,6 +357,70 @@ def decode_records(p: Probe) -> list:
     return records
 
 
+def decode_loss(model: EncoderDecoder, src, tgt, gold, lengths) -> torch.Tensor:
+    """F.cross_entropy over the teacher-forced decode: logits (B, T, V) against gold (B, T)."""
+    H, s = model.encode(src)
+    logits = []
+    for t in range(tgt.shape[1]):
+        s, step_logits = model.step(s, H, lengths, tgt[:, t])[3:]
+        logits.append(step_logits)
+    stacked = torch.stack(logits, 1)
+    return F.cross_entropy(stacked.reshape(-1, stacked.shape[-1]), gold.reshape(-1))
+
+
+@dataclass
+class Training:
+    """The training inputs of one batch, drawn after the model as `attnbench grad` draws them."""
+
+    model: EncoderDecoder
+    src: torch.Tensor
+    tgt: torch.Tensor
+    gold: torch.Tensor
+    lengths: torch.Tensor
+
+    def loss(self) -> torch.Tensor:
+        return decode_loss(self.model, self.src, self.tgt, self.gold, self.lengths)
+
+
+def make_training(p: Probe) -> Training:
+    """Seeds, then draws the model, src (B, L), tgt (B, T) and gold (B, T), T = p.tgt_len."""
+    torch.manual_seed(p.seed)
+    model = EncoderDecoder(p.scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
+    src = torch.randint(0, p.vocab, (p.batch, p.src_len))
+    tgt = torch.randint(0, p.vocab, (p.batch, p.tgt_len))
+    gold = torch.randint(0, p.vocab, (p.batch, p.tgt_len))
+    return Training(model, src, tgt, gold, torch.tensor(p.source_lengths()))
+
+
+def train_step(training: Training, optimizer: torch.optim.Optimizer, clip: float) -> float:
+    """One step on the batch: forward, loss, backward, clip_grad_norm_, Adam; returns the loss."""
+    optimizer.zero_grad()
+    loss = training.loss()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(training.model.parameters(), clip)
+    optimizer.step()
+    return loss.item()
+
+
+def run_grad(p: Probe, adam_steps: int = 0, lr: float = 1e-3, clip: float = 5.0) -> str:
+    """The CSV `attnbench grad --init torch` prints: `loss,0,L` then every `grad.<name>,i,value`."""
+    validate(p)
+    if adam_steps < 0:
+        raise ValueError(f"--adam-steps: must be 0 or more, got {adam_steps}")
+    torch.set_num_threads(p.threads)
+    training = make_training(p)
+    optimizer = torch.optim.Adam(training.model.parameters(), lr=lr)
+    for _ in range(adam_steps):
+        train_step(training, optimizer, clip)
+    optimizer.zero_grad()
+    loss = training.loss()
+    loss.backward()
+    lines = ["name,i,value", f"loss,0,{loss.item():.9g}"]
+    for name, param in training.model.named_parameters():
+        lines.extend(f"grad.{name},{i},{x:.9g}" for i, x in enumerate(param.grad.reshape(-1).tolist()))
+    return "\n".join(lines) + "\n"
+
+
 def format_csv(records: list, header: list) -> str:
     """Long-format CSV, one row `tensor[,t],b,i,value` per element, values as C's %.9g."""
     lines = [",".join(header)]
@@ -390,20 +460,33 @@ def make_parser() -> argparse.ArgumentParser:
     probe.add_argument("--dtype", default="f32", help="f32 only")
     probe.add_argument("--init", default="fast", help="torch only (the binary's default, fast, is refused)")
     probe.add_argument("--lengths", type=parse_lengths, help="comma list of valid source lengths, e.g. 10,7")
+    grad = commands.add_parser("grad", help="print what `attnbench grad --init torch` prints")
+    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
+                 "seed", "len_min", "adam_steps"):
+        grad.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name, 0))
+    grad.add_argument("--lr", type=float, default=1e-3)
+    grad.add_argument("--clip", type=float, default=5.0)
+    grad.add_argument("--scorer", default=defaults.scorer, help="one of: " + ", ".join(SCORERS))
+    grad.add_argument("--init", default="fast", help="torch only")
+    grad.add_argument("--lengths", type=parse_lengths, help="comma list of valid source lengths, e.g. 10,7")
     return parser
 
 
 def main(argv: Optional[list] = None) -> int:
     """Runs the command line; returns 0, or 2 (message on stderr) for input the twin cannot reproduce."""
     args = vars(make_parser().parse_args(argv))
-    args.pop("command")
-    init, dtype = args.pop("init"), args.pop("dtype")
+    command = args.pop("command")
+    init, dtype = args.pop("init"), args.pop("dtype", "f32")
     try:
         if init != "torch":
             raise ValueError(f"--init: the twin reproduces only --init torch, got '{init}'")
         if dtype != "f32":
             raise ValueError(f"--dtype: unsupported data type '{dtype}'; supported: f32")
-        csv = run_probe(Probe(**args))
+        if command == "grad":
+            training = {name: args.pop(name) for name in ("adam_steps", "lr", "clip")}
+            csv = run_grad(Probe(**args), **training)
+        else:
+            csv = run_probe(Probe(**args))
     except ValueError as error:
         print(f"torch_twin: error: {error}", file=sys.stderr)
         return 2

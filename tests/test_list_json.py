@@ -45,7 +45,8 @@ def test_file_columns_are_the_headers_a_run_writes(tiny_run, file):
 def test_stages_are_the_stages_a_run_times_in_order(tiny_run):
     header, rows = header_and_rows(tiny_run / "timing.csv")
     timed = [row[header.index("stage")] for row in rows]
-    assert timed == attnbench_lists.stage_names(BINARY)
+    assert timed == attnbench_lists.default_stage_names(BINARY)
+    assert set(attnbench_lists.stage_names(BINARY)) - set(timed) == {"train_step"}  # opt-in
 
 
 def test_sequence_stages_divide_ns_per_step_by_tgt_len(tiny_run):

@@ -3,6 +3,7 @@
 // look at the source). W_a: Linear(dec_dim, src_len); attn_dim is unused. Padded
 // positions get scores too; the attention step masks them like every scorer's.
 #include "core/fused_projection.hpp"
+#include "core/linear_backward.hpp"
 #include "core/scorer.hpp"
 #include "variants/projected_keys.hpp"
 
@@ -42,10 +43,29 @@ class LocationScorer final : public Scorer {
     return project_state(W_, s, shape_);
   }
 
+  std::vector<ParamView> parameters() override {
+    return {{"W_a.weight", {shape_.src_len, shape_.dec_dim}, W_.weight}};
+  }
+
+  void reload() override { query_op_.reload(); }
+
+  void build_backward(OneDnnContext& ctx) override {
+    query_back_ = LinearBackward(ctx, shape_.batch, shape_.dec_dim, shape_.src_len, false, false);
+  }
+
+  // e = W_a s: dW_a += de^T s, ds = de W_a.
+  void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
+    query_back_.run(s, de, W_.weight.data(), grads[0].data(), nullptr, ds);
+  }
+
+  // No keys: H gets no gradient through the scores (dH unchanged) and nothing is accumulated.
+  void backward_keys(const float*, float*, ParamGrads) override {}
+
  private:
   ScorerShape shape_;
   LinearParams W_;
   LinearOp query_op_;
+  LinearBackward query_back_;
   FusedProjection fused_query_op_;
   std::vector<float> query_;  // W_a s (B, L) of the last fused_query()
 };

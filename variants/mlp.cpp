@@ -3,9 +3,12 @@
 // creation order: U (linear_context, no bias), W (linear_query, with bias), v (no bias).
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
+#include "core/linear_backward.hpp"
 #include "core/scorer.hpp"
+#include "variants/additive.hpp"
 #include "variants/projected_keys.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnbench {
@@ -73,13 +76,54 @@ class MlpScorer final : public Scorer {
     return e;
   }
 
+  std::vector<ParamView> parameters() override {
+    const std::int64_t D = shape_.dec_dim, E = shape_.enc_dim, A = shape_.attn_dim;
+    return {{"U.weight", {A, E}, U_.weight},
+            {"W.weight", {A, D}, W_.weight},
+            {"W.bias", {A}, W_.bias},
+            {"v.weight", {1, A}, v_.weight}};
+  }
+
+  void reload() override {
+    keys_op_.reload();
+    query_op_.reload();
+    v_op_.reload();
+  }
+
+  void build_backward(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, E = shape_.enc_dim, D = shape_.dec_dim,
+                       A = shape_.attn_dim;
+    keys_back_ = LinearBackward(ctx, B * L, E, A, false, true);
+    query_back_ = LinearBackward(ctx, B, D, A, true, false);
+    v_back_ = LinearBackward(ctx, B * L, A, 1, false, false);
+    dkeys_.assign(keys_.size(), 0.f);
+    dquery_.assign(query_.size(), 0.f);
+  }
+
+  // With h = tanh(k_j + q), q = W s + b: dv += sum de_j h_j, dz = de_j v (1 - h^2),
+  // dkeys += dz, dq = sum_j dz, then dW += dq^T s, db += dq's column sums and ds = dq W.
+  void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    query_op_.run(s, query_.data());
+    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    v_back_.run(hidden_.data(), de, v_.weight.data(), grads[3].data(), nullptr, nullptr);
+    additive_hidden_backward(hidden_.data(), de, v_.weight.data(), B, L, A, true, dkeys_.data(), dquery_.data());
+    query_back_.run(s, dquery_.data(), W_.weight.data(), grads[1].data(), grads[2].data(), ds);
+  }
+
+  void backward_keys(const float* H, float* dH, ParamGrads grads) override {
+    keys_back_.run(H, dkeys_.data(), U_.weight.data(), grads[0].data(), nullptr, dH);
+    std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
+  }
+
  private:
   ScorerShape shape_;
   LinearParams U_, W_, v_;
   LinearOp keys_op_, query_op_, v_op_;
+  LinearBackward keys_back_, query_back_, v_back_;
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
-  std::vector<float> keys_, hidden_, query_;
+  std::vector<float> keys_, hidden_, query_, dkeys_, dquery_;
 };
 
 std::unique_ptr<Scorer> make_mlp(ParamSource& source, const ScorerShape& shape) {

@@ -10,6 +10,7 @@ namespace attnbench {
 void setup_list(CLI::App& app, int& exit_code);
 void setup_lesson(CLI::App& app, int& exit_code);
 void setup_probe(CLI::App& app, int& exit_code);
+void setup_grad(CLI::App& app, int& exit_code);
 // `command_line` is recorded in the run's meta.json.
 void setup_run(CLI::App& app, int& exit_code, const std::string& command_line);
 void setup_compare(CLI::App& app, int& exit_code);

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
 #include "driver/grid.hpp"
+#include "driver/schema.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -50,8 +51,9 @@ nlohmann::ordered_json scorers_json() {
 
 nlohmann::ordered_json stages_json() {
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-#define ATTNBENCH_STAGE(name, per, description) \
-  stages.push_back({{"name", #name}, {"per", #per}, {"description", description}});
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  stages.push_back(                                     \
+      {{"name", #name}, {"per", #per}, {"description", description}, {"default", schema::is_default_stage(#name)}});
 #include "driver/stages.def"
   return stages;
 }

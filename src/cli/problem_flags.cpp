@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -107,6 +108,30 @@ Problem to_problem(const ProblemFlags& flags) {
   check_sizes(p);  // the grid's wording: "--batch: bad value '0': must be a positive whole number"
   validate(p);
   return p;
+}
+
+std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& p) {
+  if (text.empty()) return source_lengths(p);
+  std::vector<std::int64_t> lengths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || used == 0 || value < 1 || value > p.src_len)
+      throw std::invalid_argument("--lengths: bad length '" + item + "'; each must be a whole number in 1.." +
+                                  std::to_string(p.src_len) + " (--src-len)");
+    lengths.push_back(value);
+  }
+  if (static_cast<std::int64_t>(lengths.size()) != p.batch)
+    throw std::invalid_argument("--lengths: got " + std::to_string(lengths.size()) + " lengths for --batch " +
+                                std::to_string(p.batch) + "; give one per example");
+  return lengths;
 }
 
 }  // namespace attnbench

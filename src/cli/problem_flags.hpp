@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/problem.hpp"
 
@@ -27,5 +29,9 @@ Problem to_problem(const ProblemFlags& flags);
 // Adds every Problem flag as a grid spec (a value, a list "8,32", a range "10:100:10"
 // or "16:1024:*2"); a given flag stores its text in specs[field] (field = "src_len").
 void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs);
+
+// The valid source length of each example from "--lengths 10,7,4" (one per example, each
+// in 1..src_len), or source_lengths(p) when text is empty; throws naming --lengths.
+std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& p);
 
 }  // namespace attnbench

@@ -1,4 +1,5 @@
 // `attnbench run`: a sweep over a grid (from flags or a scenario file) into a run folder.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -107,6 +108,12 @@ SweepOptions sweep_options(const RunOptions& o) {
     plan_resumed_run(o, s);
   for (const GridPoint& point : s.grid)
     if (!point.settings.peer.empty()) s.peer = peer_command(point.settings.peer);
+  for (const GridPoint& point : s.grid) {
+    const std::vector<std::string>& stages = point.settings.bench.stages;
+    if (point.problem.dtype != DType::f32 && std::find(stages.begin(), stages.end(), "train_step") != stages.end())
+      throw std::invalid_argument("--stages: train_step trains in f32 only; the grid has --dtype " +
+                                  to_string(point.problem.dtype));
+  }
   return s;
 }
 
@@ -126,8 +133,8 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunOptions>& o) {
   sub->add_option("--max-memory", o->max_memory_gib,
                   "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
   setting("--stages", "stages",
-          "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,encoder,"
-          "decode, or the scenario row's)");
+          "Comma list of the stages to time and write (default: keys,score,attend,step,cell,output,encoder,"
+          "decode, or the scenario row's; train_step, one training step on one batch, only when named)");
   setting("--peer", "peer",
           "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch eager, "
           "scripts/peer_torch.py; once per point whatever its impl), or none (default, or the scenario row's)");

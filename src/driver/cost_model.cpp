@@ -48,10 +48,14 @@ StageCost cost_decode(const Problem& p) {
   return cost_keys(p) + s.T * (cost_step(p) + cost_cell(p) + cost_output(p));
 }
 
+// The forward (encoder and decode) and a backward costed at twice the forward, the
+// usual ratio for matmul-bound layers (one product each for d input and d weights).
+StageCost cost_train_step(const Problem& p) { return 3 * (cost_encoder(p) + cost_decode(p)); }
+
 }  // namespace
 
 StageCost stage_cost(const Problem& p, std::string_view stage) {
-#define ATTNBENCH_STAGE(name, per, description) \
+#define ATTNBENCH_STAGE(name, per, timing, description) \
   if (stage == #name) return cost_##name(p);
 #include "driver/stages.def"
   throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");

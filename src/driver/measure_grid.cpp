@@ -67,9 +67,9 @@ GridPoint unfinished(const GridPoint& point, const StagesPresent& present, bool 
   return todo;
 }
 
-// " --stages a,b" when not every stage is timed, else "".
+// " --stages a,b" when the stages are not default_stages(), else "".
 std::string stages_flag(const BenchSettings& bench) {
-  return bench.stages == all_stages() ? "" : " --stages " + fmt::format("{}", fmt::join(bench.stages, ","));
+  return bench.stages == default_stages() ? "" : " --stages " + fmt::format("{}", fmt::join(bench.stages, ","));
 }
 
 std::string repro_command(const Problem& p, const BenchSettings& bench) {

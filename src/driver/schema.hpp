@@ -35,14 +35,22 @@ inline constexpr auto kEntropyValues = std::to_array<std::string_view>({
 
 // Timed stages, in the order a point reports them.
 inline constexpr auto kStages = std::to_array<std::string_view>({
-#define ATTNBENCH_STAGE(name, per, description) #name,
+#define ATTNBENCH_STAGE(name, per, timing, description) #name,
 #include "driver/stages.def"
 });
 
 // Whether `stage` is timed once per sequence (its ns_per_step divides by tgt_len).
 constexpr bool is_sequence_stage(std::string_view stage) {
-#define ATTNBENCH_STAGE(name, per, description) \
+#define ATTNBENCH_STAGE(name, per, timing, description) \
   if (stage == #name) return std::string_view(#per) == "sequence";
+#include "driver/stages.def"
+  return false;
+}
+
+// Whether `stage` is timed when --stages is not given (train_step is opt-in).
+constexpr bool is_default_stage(std::string_view stage) {
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  if (stage == #name) return std::string_view(#timing) == "by_default";
 #include "driver/stages.def"
   return false;
 }

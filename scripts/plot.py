@@ -30,6 +30,7 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -63,7 +64,6 @@ matplotlib.rcParams.update({
 SAVE_METADATA = {"svg": {"Date": None}, "png": {"Software": None}}
 
 # The binary's lists (`attnbench list --json`, $ATTNBENCH_BINARY or build/attnbench).
-_LISTS = attnbench_lists.lists()
 KNOWN_SCORERS = attnbench_lists.scorer_names()
 STAGES = attnbench_lists.stage_names()
 SEQUENCE_STAGES = set(attnbench_lists.sequence_stages())  # timed once per sequence; ns_per_step = median / tgt_len
@@ -71,11 +71,6 @@ TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
 TIMING_POINT = [c for c in TIMING_KEY if c not in ("scorer", "stage")]   # a grid point, without scorer and stage
 SIZES = [c for c in TIMING_POINT if c not in ("impl", "dtype", "threads")]
 ENTROPY_POINT = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c != "scorer"]
-_FIELD_TYPES = {f["name"]: f["type"] for f in _LISTS["fields"]}
-# Integer columns: int Problem fields, and the counts among the values (no unit, and never fractional).
-INT_COLUMNS = ({name for name, kind in _FIELD_TYPES.items() if kind == "int"}
-               | {"repetitions", "iterations", "repetition", "samples"})
-TEXT_COLUMNS = ({name for name, kind in _FIELD_TYPES.items() if kind != "int"} | {"stage", "status", "repro", "bound"})
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}
@@ -152,15 +147,17 @@ class Run:
         return None
 
 
+WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+
+
 def parse_cell(column, text):
-    """One CSV cell: int for sizes and counts, str for text columns, float otherwise; '' -> None."""
+    """One CSV cell by what it holds, whatever its column: a whole number written without a point
+    or exponent -> int (sizes, counts), another number -> float, anything else -> str; '' -> None."""
     if isinstance(text, (int, float)):
-        return text
-    if column in TEXT_COLUMNS:
         return text
     if text == "":
         return None
-    if column in INT_COLUMNS:
+    if WHOLE_NUMBER.fullmatch(text):
         return int(text)
     try:
         return float(text)
@@ -525,7 +522,7 @@ def cost_entropy_points(run):
     if not step:
         return []
     lo = min(r["threads"] for r in step)
-    common = ["scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim"]
+    common = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c in TIMING_KEY]
     times = defaultdict(list)
     for r in step:
         if r["threads"] == lo:

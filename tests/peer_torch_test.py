@@ -39,8 +39,9 @@ def key_names(binary):
 
 @pytest.fixture(scope="module")
 def stages(binary):
+    """The stages a run times when --stages is not given (train_step only when named)."""
     import attnbench_lists
-    return attnbench_lists.stage_names(binary)
+    return attnbench_lists.default_stage_names(binary)
 
 
 @pytest.fixture

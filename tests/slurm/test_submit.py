@@ -7,6 +7,7 @@ import re
 import subprocess
 import time
 
+import attnbench_lists
 import pytest
 
 # Six points (src_len x attn_dim), two scorers, one stage: a few seconds per shard.
@@ -14,10 +15,6 @@ GRID = ["--scorer", "dot,general", "--batch", "1", "--src-len", "4,6,8", "--attn
         "--emb-dim", "4", "--enc-dim", "4", "--dec-dim", "4", "--vocab", "8", "--stages", "step"]
 QUICK = ["--repetitions", "3", "--min-time", "0.01"]
 SLOW = ["--repetitions", "3", "--min-time", "0.3"]  # long enough to cancel a shard while it runs
-TIMING_KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
-              "attn_dim", "vocab", "stage"]
-ENTROPY_KEY = ["scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed",
-               "len_min"]
 
 
 def attn(slurm, attnbench, *args, env=None, timeout=300):
@@ -36,8 +33,9 @@ def meta(run_dir):
 
 
 def assert_same_keys(merged, unsharded):
-    for file, key in (("timing.csv", TIMING_KEY), ("samples.csv", TIMING_KEY + ["repetition"]),
-                      ("entropy.csv", ENTROPY_KEY)):
+    """The merged run and the unsharded one hold the same keys in every file (samples.csv: key and repetition)."""
+    for file in ("timing.csv", "samples.csv", "entropy.csv"):
+        key = attnbench_lists.key_columns(None, file) + (["repetition"] if file == "samples.csv" else [])
         assert keys(merged, file, key) == keys(unsharded, file, key), f"{file}: key sets differ"
 
 

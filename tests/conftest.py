@@ -347,6 +347,18 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture(scope="session")
+def key_names(binary):
+    """timing.csv's key columns."""
+    return attnbench_lists.key_columns(binary, "timing.csv")
+
+
+@pytest.fixture(scope="session")
+def stages(binary):
+    """The stages a run times when --stages is not given (train_step only when named)."""
+    return attnbench_lists.default_stage_names(binary)
+
+
+@pytest.fixture(scope="session")
 def cached_sweep(cache, attnbench):
     """cached_sweep(name, *args) -> (folder, Result): `attnbench run ARGS --out FOLDER`, exit 0 required, made
     once per build and shared (read-only: copy it before changing it). `name` names the entry: one per ARGS."""

@@ -26,19 +26,6 @@ PEER_GRID = [*TINY, "--src-len", "4,8", "--scorer", "dot,general", "--impl", "on
 PEER_SCORERS = 2  # in PEER_GRID
 
 
-@pytest.fixture(scope="module")
-def key_names(binary):
-    import attnbench_lists
-    return attnbench_lists.key_columns(binary, "timing.csv")
-
-
-@pytest.fixture(scope="module")
-def stages(binary):
-    """The stages a run times when --stages is not given (train_step only when named)."""
-    import attnbench_lists
-    return attnbench_lists.default_stage_names(binary)
-
-
 def check(condition, message, command=None):
     if not condition:
         pytest.fail(f"`{command}`: {message}" if command else message, pytrace=False)

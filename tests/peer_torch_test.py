@@ -31,19 +31,6 @@ def peer(*args, cwd=None, stdin=None):
     return execute([sys.executable, PEER, *args], "scripts/peer_torch.py", cwd=cwd, stdin=stdin)
 
 
-@pytest.fixture(scope="module")
-def key_names(binary):
-    import attnbench_lists
-    return attnbench_lists.key_columns(binary, "timing.csv")
-
-
-@pytest.fixture(scope="module")
-def stages(binary):
-    """The stages a run times when --stages is not given (train_step only when named)."""
-    import attnbench_lists
-    return attnbench_lists.default_stage_names(binary)
-
-
 @pytest.fixture
 def folder_a(cached_sweep):
     """attnbench's run (read-only)."""

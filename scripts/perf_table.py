@@ -29,7 +29,10 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
-OURS = ("onednn", "fused")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_lists  # noqa: E402
+
+OURS = tuple(attnbench_lists.lists()["impls"])  # every impl of the binary
 PEER = "torch"
 # What names an unnamed size, in this order: "B2 L10 E16 D20 A32".
 SIZE_LABEL = (("B", "batch"), ("L", "src_len"), ("E", "enc_dim"), ("D", "dec_dim"), ("A", "attn_dim"))

@@ -27,7 +27,6 @@ from torch_twin import Probe  # noqa: E402
 LOSS_TOLERANCE = 1e-5
 GRAD_TOLERANCE = 1e-4
 ZERO_FLOOR = 1e-4
-SCORERS = tuple(torch_twin.SCORERS)
 
 # (name, problem sizes, training flags); every case runs for every scorer.
 CASES = {
@@ -71,7 +70,6 @@ def parse(csv: str) -> dict:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("scorer", SCORERS)
 def test_grad_equals_torch_autograd(scorer: str, case: str) -> None:
     sizes, training = CASES[case]
     sizes = {"scorer": scorer, **sizes}

@@ -1,6 +1,7 @@
 """`attnbench train`: the files of a tiny sweep, bad input, --dry-run, SIGINT and --resume."""
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -9,14 +10,17 @@ from pathlib import Path
 
 import pytest
 
-BINARY = os.environ.get("ATTNBENCH_BINARY", "build/attnbench")
+import attnbench_lists
 
-KEY = ["task", "scorer", "impl", "dtype", "threads", "batch", "len_min", "src_len", "emb_dim", "enc_dim",
-       "dec_dim", "attn_dim", "lr", "clip", "seed"]
-CURVE = KEY + ["step", "seconds", "train_loss", "eval_loss", "token_acc", "seq_acc", "align_acc", "gold_mass",
-               "entropy_norm"]
-FINAL = KEY + ["status", "steps", "train_seconds", "ms_per_step", "tokens_per_s", "eval_loss", "token_acc",
-               "seq_acc", "align_acc", "gold_mass", "entropy_norm", "drift", "seq_acc_long", "align_acc_long"]
+
+@pytest.fixture(scope="module")
+def files(binary):
+    """The headers of train.csv, train_final.csv and train_attention.csv, and their key, from list --json."""
+    names = ["train.csv", "train_final.csv", "train_attention.csv"]
+    return {"key": attnbench_lists.key_columns(binary, "train.csv"),
+            **{name: attnbench_lists.columns(binary, name) for name in names}}
+
+
 # Small and quick: 2 scorers x 2 seeds, 20 steps, evaluations at 10 and 20.
 def tiny(**changes):
     flags = {"task": "reverse", "scorer": "additive,additive_linear", "seed": "1,2", "steps": "20",
@@ -29,8 +33,11 @@ def tiny(**changes):
 TINY = tiny()
 
 
-def run(*args, timeout=300):
-    return subprocess.run([BINARY, "train", *args], capture_output=True, text=True, timeout=timeout)
+@pytest.fixture(scope="module")
+def run(binary):
+    def train(*args, timeout=300):
+        return subprocess.run([binary, "train", *args], capture_output=True, text=True, timeout=timeout)
+    return train
 
 
 def rows(path):
@@ -38,7 +45,8 @@ def rows(path):
         return list(csv.reader(f))
 
 
-def test_tiny_sweep_writes_the_schema(tmp_path):
+def test_tiny_sweep_writes_the_schema(tmp_path, run, files):
+    KEY, CURVE, FINAL = files["key"], files["train.csv"], files["train_final.csv"]
     out = tmp_path / "run"
     r = run(*TINY, "--out", str(out))
     assert r.returncode == 0, r.stderr
@@ -57,7 +65,8 @@ def test_tiny_sweep_writes_the_schema(tmp_path):
     assert [dict(zip(CURVE, row))["step"] for row in curve[1:3]] == ["10", "20"]
     assert (out / "meta.json").exists()
     attention = rows(out / "train_attention.csv")
-    assert attention[0] == KEY + ["t", "j", "weight", "source", "target"]
+    assert attention[0] == files["train_attention.csv"] and attention[0][len(KEY):] == [
+        "t", "j", "weight", "source", "target"]
     first = [row for row in attention[1:] if row[:len(KEY)] == final[1][:len(KEY)]]
     n = 1 + max(int(row[-4]) for row in first)  # reverse: the source is as long as the target
     assert len(first) == (n + 1) * n and first[-1][-1] == "EOS"
@@ -75,7 +84,7 @@ def test_tiny_sweep_writes_the_schema(tmp_path):
     (["--clip", "0"], "--clip"),
     (["--steps", "10", "--eval-every", "20"], "--eval-every"),
 ])
-def test_bad_input_names_the_flag_and_writes_nothing(tmp_path, flags, flag):
+def test_bad_input_names_the_flag_and_writes_nothing(tmp_path, run, flags, flag):
     out = tmp_path / "run"
     r = run(*flags, "--out", str(out))
     assert r.returncode == 2, r.stderr
@@ -85,15 +94,15 @@ def test_bad_input_names_the_flag_and_writes_nothing(tmp_path, flags, flag):
 
 
 @pytest.mark.parametrize("scenario, trainings", [
-    ("train_default", 6), ("train_tanh", 24), ("train_scale", 36), ("train_all", 60)])
-def test_shipped_scenarios_plan_their_trainings(scenario, trainings):
+    ("train_default", 6), ("train_tanh", 24), ("train_scale", 36), ("train_all", 84)])
+def test_shipped_scenarios_plan_their_trainings(run, scenario, trainings):
     r = run("--scenario", scenario, "--dry-run")
     assert r.returncode == 0, r.stderr
     assert f"total: {trainings} trainings, about" in r.stdout
     assert " reverse " in r.stdout
 
 
-def test_dry_run_estimates_and_writes_nothing(tmp_path):
+def test_dry_run_estimates_and_writes_nothing(tmp_path, run):
     out = tmp_path / "run"
     r = run(*TINY, "--out", str(out), "--dry-run")
     assert r.returncode == 0, r.stderr
@@ -101,10 +110,11 @@ def test_dry_run_estimates_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
-def test_sigint_then_resume_loses_and_doubles_nothing(tmp_path):
+def test_sigint_then_resume_loses_and_doubles_nothing(tmp_path, binary, run, files):
+    KEY = files["key"]
     out = tmp_path / "run"
     args = [*tiny(seed="1:4", steps="40", eval_every="20"), "--out", str(out)]
-    p = subprocess.Popen([BINARY, "train", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([binary, "train", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     final = out / "train_final.csv"
     deadline = time.time() + 240
     while time.time() < deadline and (not final.exists() or len(rows(final)) < 2):
@@ -121,3 +131,33 @@ def test_sigint_then_resume_loses_and_doubles_nothing(tmp_path):
     assert len(keys) == 8 and len(set(keys)) == 8
     curve_keys = [tuple(row[:len(KEY) + 1]) for row in rows(out / "train.csv")[1:]]
     assert len(curve_keys) == 16 and len(set(curve_keys)) == 16
+
+
+def test_shards_merge_into_the_trainings_of_an_unsharded_run(tmp_path, binary, run, files):
+    KEY = files["key"]
+    whole = tmp_path / "whole"
+    assert run(*TINY, "--out", str(whole)).returncode == 0
+    shards = []
+    for k in (1, 2):
+        shard = tmp_path / f"shard{k}"
+        r = run(*TINY, "--shard", f"{k}/2", "--out", str(shard))
+        assert r.returncode == 0, r.stderr
+        assert len(rows(shard / "train_final.csv")) - 1 == 2
+        shards.append(str(shard))
+    merged = tmp_path / "merged"
+    r = subprocess.run([binary, "merge", *shards, "--out", str(merged)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "merged 2 folders" in r.stdout
+    for name, key_len in (("train_final.csv", len(KEY)), ("train.csv", len(KEY) + 1),
+                          ("train_attention.csv", len(KEY) + 2)):
+        assert rows(merged / name)[0] == files[name]
+        got = sorted(tuple(row[:key_len]) for row in rows(merged / name)[1:])
+        assert got == sorted(tuple(row[:key_len]) for row in rows(whole / name)[1:]), name
+    # Training is deterministic for a seed: the merged finals equal the unsharded ones but for the timings.
+    timing = {"train_seconds", "ms_per_step", "tokens_per_s"}
+    keep = [i for i, c in enumerate(files["train_final.csv"]) if c not in timing]
+    assert sorted([row[i] for i in keep] for row in rows(merged / "train_final.csv")[1:]) == \
+        sorted([row[i] for i in keep] for row in rows(whole / "train_final.csv")[1:])
+    meta = json.loads((merged / "meta.json").read_text())
+    assert meta["kind"] == "train" and meta["status"] == "complete"
+    assert [s["shard"] for s in meta["merged_from"]] == ["1/2", "2/2"]

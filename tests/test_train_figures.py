@@ -7,20 +7,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-BINARY = os.environ.get("ATTNBENCH_BINARY", "build/attnbench")
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
-def tiny_run(out):
-    subprocess.run([BINARY, "train", "--task", "reverse,recall", "--scorer", "additive,additive_linear", "--seed",
+def tiny_run(binary, out):
+    subprocess.run([binary, "train", "--task", "reverse,recall", "--scorer", "additive,additive_linear", "--seed",
                     "1,2", "--steps", "20", "--eval-every", "10", "--eval-size", "32", "--src-len", "7",
                     "--long-len", "9", "--batch", "16", "--emb-dim", "8", "--enc-dim", "16", "--dec-dim", "16",
                     "--attn-dim", "16", "--out", str(out), "--quiet"], check=True, capture_output=True, timeout=300)
 
 
-def test_plot_and_report_of_a_train_run(tmp_path):
+def test_plot_and_report_of_a_train_run(tmp_path, binary):
     run = tmp_path / "run"
-    tiny_run(run)
+    tiny_run(binary, run)
     r = subprocess.run([sys.executable, str(SCRIPTS / "plot.py"), str(run), "--format", "png"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

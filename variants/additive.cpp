@@ -1,5 +1,6 @@
 #include "variants/additive.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/fused_kernels.hpp"
@@ -119,22 +120,8 @@ class AdditiveScorer final : public Scorer {
     query_op_.run(s, query_.data());
     add_op_.run(keys_.data(), query_.data(), hidden_.data());
     v_back_.run(hidden_.data(), de, v_.weight.data(), grads[2].data(), nullptr, nullptr);
-    const float* v = v_.weight.data();
-#pragma omp parallel for schedule(static) if (B * L * A >= kParallelBackwardWork)
-    for (std::int64_t b = 0; b < B; ++b) {
-      float* dq = dquery_.data() + b * A;
-      std::fill_n(dq, A, 0.f);
-      for (std::int64_t j = 0; j < L; ++j) {
-        const float g = de[b * L + j];
-        const float* h = hidden_.data() + (b * L + j) * A;
-        float* dk = dkeys_.data() + (b * L + j) * A;
-        for (std::int64_t a = 0; a < A; ++a) {
-          const float dz = use_tanh_ ? g * v[a] * (1.f - h[a] * h[a]) : g * v[a];
-          dk[a] += dz;
-          dq[a] += dz;
-        }
-      }
-    }
+    additive_hidden_backward(hidden_.data(), de, v_.weight.data(), B, L, A, use_tanh_, dkeys_.data(),
+                             dquery_.data());
     query_back_.run(s, dquery_.data(), W_.weight.data(), grads[0].data(), nullptr, ds);
   }
 
@@ -161,15 +148,46 @@ std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape)
 
 }  // namespace
 
+void additive_hidden_backward(const float* hidden, const float* de, const float* v, std::int64_t B, std::int64_t L,
+                              std::int64_t A, bool use_tanh, float* dkeys, float* dquery) {
+#pragma omp parallel for schedule(static) if (B * L * A >= kParallelBackwardWork)
+  for (std::int64_t b = 0; b < B; ++b) {
+    float* dq = dquery + b * A;
+    std::fill_n(dq, A, 0.f);
+    for (std::int64_t j = 0; j < L; ++j) {
+      const float g = de[b * L + j];
+      const float* h = hidden + (b * L + j) * A;
+      float* dk = dkeys + (b * L + j) * A;
+      for (std::int64_t a = 0; a < A; ++a) {
+        const float dz = use_tanh ? g * v[a] * (1.f - h[a] * h[a]) : g * v[a];
+        dk[a] += dz;
+        dq[a] += dz;
+      }
+    }
+  }
+}
+
 std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh) {
   return std::make_unique<AdditiveScorer>(source, shape, use_tanh);
+}
+
+StageCost additive_score_cost(const Problem& p, bool use_tanh) {
+  const CostSizes s(p);
+  const StageCost query = linear_cost(s.B, s.D, s.A);
+  const double hidden = s.B * s.L * s.A;
+  const double elementwise = (use_tanh ? 2 : 1) * hidden;  // K + q, and tanh as one flop
+  // fused: v . act(k_j + q) per position, reading K once; no (B, L, A) tensor.
+  if (p.impl == Impl::fused) return query + StageCost{elementwise + 2 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+  // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
+  return query + StageCost{elementwise, 4 * 2 * hidden} + linear_cost(s.B * s.L, s.A, 1);
 }
 
 ScorerInfo scorer_info_additive() {
   return {"additive", "e_tj = v . tanh(W s_{t-1} + U h_j)",
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
           "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh,
-          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}}};
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}},
+          projected_keys_cost, [](const Problem& p) { return additive_score_cost(p, true); }};
 }
 
 }  // namespace attnbench

@@ -112,10 +112,17 @@ std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, 
   return std::make_unique<DotScorer>(source, shape, scaled);
 }
 
+StageCost dot_score_cost(const Problem& p, bool scaled) {
+  const CostSizes s(p);
+  const double scale = scaled ? s.B * s.L : 0;
+  return linear_cost(s.B, s.D, s.A) + StageCost{2 * s.B * s.L * s.A + scale, 4 * (s.B * s.L * s.A + s.B * s.L)};
+}
+
 ScorerInfo scorer_info_dot() {
   return {"dot", "e_tj = (W s_{t-1}) . (U h_j)", "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim); no bias",
           "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled,
-          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}}};
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}},
+          projected_keys_cost, [](const Problem& p) { return dot_score_cost(p, false); }};
 }
 
 }  // namespace attnbench

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   attnbench::setup_plot(app, exit_code);
   attnbench::setup_report(app, exit_code);
   attnbench::setup_roofline(app, exit_code);
+  attnbench::setup_submit(app, exit_code, command_line);
+  attnbench::setup_status(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

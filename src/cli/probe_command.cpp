@@ -1,5 +1,8 @@
 // `attnbench probe`: one attention step (or, with --steps, a whole decode) as CSV.
 #include <cstdio>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -34,9 +37,8 @@ std::set<std::string> wanted_tensors(const std::string& text, const std::set<std
   std::string name;
   while (std::getline(in, name, ',')) {
     if (!known.contains(name)) {
-      std::string names;
-      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
-      throw std::invalid_argument("--tensors: unknown tensor '" + name + "'; this mode prints " + names);
+      throw std::invalid_argument(
+          fmt::format("--tensors: unknown tensor '{}'; this mode prints {}", name, fmt::join(known, ", ")));
     }
     wanted.insert(name);
   }

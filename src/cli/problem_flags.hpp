@@ -1,4 +1,5 @@
-// The Problem flags every subcommand shares, with one spelling everywhere.
+// The Problem flags every subcommand shares, with one spelling everywhere
+// (core/problem_fields.def).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,16 +13,14 @@
 
 namespace attnbench {
 
-// Raw flag values; to_problem() checks them.
+// Flag values; to_problem() checks them.
 struct ProblemFlags {
   Problem problem;
-  std::string impl = "onednn";
-  std::string dtype = "f32";
-  std::string init = "fast";
 };
 
 // Adds the Problem flags to `app` as single values, storing into `flags`; without
-// decoder_flags, --tgt-len, --emb-dim, --vocab and --len-min are left out.
+// decoder_flags, the decoder-only ones (--tgt-len, --emb-dim, --vocab, --len-min) are left out.
+// Enum words are converted by CLI11 (an unknown word: "--impl: unknown impl 'x'; known: onednn, fused").
 void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags = true);
 
 // The checked Problem; throws std::invalid_argument naming the flag and value.

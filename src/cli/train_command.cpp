@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -12,7 +13,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
+#include "cli/sweep_plan.hpp"
 #include "driver/csv_io.hpp"
+#include "driver/estimate.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
@@ -227,7 +230,7 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
     }
     s.out_dir = o.resume;
     s.scenario = s.resumed->value("scenario", "train");
-    std::tie(s.shard_index, s.shard_count) = shard_of_text((*s.resumed)["shard"].get<std::string>());
+    std::tie(s.shard_index, s.shard_count) = shard_of_text(s.resumed->value("shard", std::string("1/1")));
     return s;
   }
   if (o.scenario.empty() && !o.specs.empty()) {
@@ -244,18 +247,7 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
   return s;
 }
 
-}  // namespace
-
-void setup_train(CLI::App& app, int& exit_code, const std::string& command_line) {
-  auto o = std::make_shared<TrainOptionsCli>();
-  o->command_line = command_line;
-  CLI::App* sub = app.add_subcommand(
-      "train",
-      "Train the encoder-decoder on synthetic tasks (copy, reverse, sort, recall; gold alignments) for every\n"
-      "point of a grid and record learning curves and final quality per scorer. Each of the flags below\n"
-      "takes a value or a list (additive,dot); whole-number flags also ranges (64:512:*2). With no flags it\n"
-      "runs scenarios/train_default.csv (reverse, additive vs additive_linear, 3 seeds). Writes train.csv,\n"
-      "train_final.csv and meta.json to results/<scenario>/<UTC time>/ (or --out).");
+void add_train_options(CLI::App* sub, const std::shared_ptr<TrainOptionsCli>& o) {
   const auto spec = [&](const std::string& field, const std::string& help) {
     sub->add_option_function<std::string>(flag_of(field), [o, field](const std::string& text) { o->specs[field] = text; },
                                           help);
@@ -284,6 +276,46 @@ void setup_train(CLI::App& app, int& exit_code, const std::string& command_line)
   sub->add_flag("--dry-run", o->dry_run, "List the trainings with time estimates; train nothing");
   sub->add_option("--shard", o->shard, "Run shard K of N (every N-th training from K)")->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "No progress line on stderr");
+}
+
+}  // namespace
+
+// A train sweep's plan for `attnbench submit --sweep train`: one point per training; a
+// training's memory is taken as 4x its model's inference harness (gradients and Adam's two
+// moments beside the weights, activations of the target steps).
+SweepPlan plan_train_sweep(const std::vector<std::string>& args, int shards) {
+  auto o = std::make_shared<TrainOptionsCli>();
+  CLI::App app{"attnbench train", "attnbench train"};
+  add_train_options(&app, o);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector back to front
+  app.parse(reversed);
+  const TrainSweepOptions s = sweep_options(*o);
+  SweepPlan plan{s.scenario, trainings_json(s.trainings), s.trainings.size(), {}};
+  for (int k = 1; k <= shards; ++k) {
+    ShardNeeds needs;
+    for (const TrainSetup& t : shard_of_trainings(s.trainings, k, shards)) {
+      ++needs.points;
+      needs.seconds += training_seconds(t);
+      needs.threads = std::max(needs.threads, static_cast<int>(t.problem.threads));
+      needs.memory_bytes = std::max(needs.memory_bytes, 4 * point_memory_bytes({task_problem(t), {t.problem.scorer}}));
+    }
+    plan.shards.push_back(needs);
+  }
+  return plan;
+}
+
+void setup_train(CLI::App& app, int& exit_code, const std::string& command_line) {
+  auto o = std::make_shared<TrainOptionsCli>();
+  o->command_line = command_line;
+  CLI::App* sub = app.add_subcommand(
+      "train",
+      "Train the encoder-decoder on synthetic tasks (copy, reverse, sort, recall; gold alignments) for every\n"
+      "point of a grid and record learning curves and final quality per scorer. Each of the flags below\n"
+      "takes a value or a list (additive,dot); whole-number flags also ranges (64:512:*2). With no flags it\n"
+      "runs scenarios/train_default.csv (reverse, additive vs additive_linear, 3 seeds). Writes train.csv,\n"
+      "train_final.csv and meta.json to results/<scenario>/<UTC time>/ (or --out). A sweep is sharded with\n"
+      "--shard K/N, joined with `attnbench merge`, and sent to Slurm with `attnbench submit --sweep train`.");
+  add_train_options(sub, o);
   sub->callback([o, &exit_code] { exit_code = run_train_sweep(sweep_options(*o)); });
 }
 

@@ -116,6 +116,8 @@ void MatmulOp::run_with_bound_weights(const float* src, float* dst) {
   execute(dst);
 }
 
+void MatmulOp::run_bound(float* dst) { execute(dst); }
+
 dnnl::primitive_attr scaled_attr(float scale, bool accumulate) {
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;
@@ -124,8 +126,6 @@ dnnl::primitive_attr scaled_attr(float scale, bool accumulate) {
   attr.set_post_ops(ops);
   return attr;
 }
-
-void MatmulOp::run_bound(float* dst) { execute(dst); }
 
 LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, dnnl::algorithm activation)
     : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), params_(&params) {

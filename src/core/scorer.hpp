@@ -10,6 +10,7 @@
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 #include "core/problem.hpp"
+#include "core/stage_cost.hpp"
 
 namespace attnbench {
 
@@ -95,6 +96,10 @@ struct ScorerInfo {
   // Draws the parameters from `source` in PyTorch's order.
   std::unique_ptr<Scorer> (*make)(ParamSource& source, const ScorerShape& shape);
   std::vector<ScorerModule> modules;  // in PyTorch creation order
+  // Cost of stage `keys` (once per sequence) at p.
+  StageCost (*keys_cost)(const Problem& p);
+  // Cost of stage `score` (one step) at p, computed p.impl's way.
+  StageCost (*score_cost)(const Problem& p);
 };
 
 }  // namespace attnbench

@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -47,25 +48,31 @@ class SampleCollector final : public benchmark::BenchmarkReporter {
   std::map<std::string, std::vector<Sample>> samples;
 };
 
-// The work of one stage on a ready harness (encoded, keys prepared).
-std::function<void()> stage_work(Harness& h, std::string_view stage) {
-  if (stage == "keys") return [&h] { h.prepare_keys(); };
-  if (stage == "score") return [&h] { h.score(); };
-  if (stage == "attend") return [&h] { h.attend(); };
-  if (stage == "step") return [&h] { h.score_and_attend(); };
-  if (stage == "cell") return [&h] { h.cell(0); };
-  if (stage == "output") return [&h] { h.output(); };
-  if (stage == "encoder") return [&h] { h.encode(); };
-  if (stage == "decode") return [&h] { h.decode(); };
-  throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
-}
-
 struct ScorerRig {
   Model model;
   std::unique_ptr<Harness> harness;
   Model training_model;  // a copy the train_step stage trains (Adam changes it in place)
   std::unique_ptr<Trainer> trainer;
 };
+
+// The work of each stage of driver/stages.def on a ready rig (harness encoded, keys
+// prepared; trainer built when train_step is timed), named work_<stage>.
+void work_keys(ScorerRig& r) { r.harness->prepare_keys(); }
+void work_score(ScorerRig& r) { r.harness->score(); }
+void work_attend(ScorerRig& r) { r.harness->attend(); }
+void work_step(ScorerRig& r) { r.harness->score_and_attend(); }
+void work_cell(ScorerRig& r) { r.harness->cell(0); }
+void work_output(ScorerRig& r) { r.harness->output(); }
+void work_encoder(ScorerRig& r) { r.harness->encode(); }
+void work_decode(ScorerRig& r) { r.harness->decode(); }
+void work_train_step(ScorerRig& r) { r.trainer->step(); }  // forward, loss, backward, clip, Adam
+
+std::function<void()> stage_work(ScorerRig& rig, std::string_view stage) {
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  if (stage == #name) return [&rig] { work_##name(rig); };
+#include "driver/stages.def"
+  throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
+}
 
 // The train_step stage's trainer for p: the model, src and tgt as `probe --steps T` draws
 // them, then gold = randint(0, vocab, (B, T)), as `attnbench grad` and the PyTorch peer.
@@ -77,12 +84,6 @@ std::unique_ptr<Trainer> make_trainer(OneDnnContext& ctx, const Problem& p, Mode
   auto trainer = std::make_unique<Trainer>(ctx, model, std::move(gold), TrainOptions{});
   trainer->step();  // warm-up, like the traced decode of the other stages
   return trainer;
-}
-
-// The work of one stage: on the harness, or one training step (forward, loss, backward, clip, Adam).
-std::function<void()> stage_work(ScorerRig& rig, std::string_view stage) {
-  if (stage == "train_step") return [&trainer = *rig.trainer] { trainer.step(); };
-  return stage_work(*rig.harness, stage);
 }
 
 // The traced decode of p computed in f32 (same seed, init and sizes) on a context and

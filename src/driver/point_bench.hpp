@@ -1,7 +1,6 @@
 // Times every stage of every scorer at one grid point with Google Benchmark.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>

@@ -15,13 +15,12 @@ namespace attnbench {
 // Every timed stage, in schema order: {"keys", "score", ..., "decode", "train_step"}.
 inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
 
-// The stages timed when neither --stages nor a scenario row names them, in schema order:
-// every stage but the opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
+// The stages timed when --stages is not given, in schema order: every stage of
+// driver/stages.def but the opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
 inline std::vector<std::string> default_stages() {
   std::vector<std::string> stages;
   for (std::string_view stage : schema::kStages)
-    if (std::find(schema::kOptInStages.begin(), schema::kOptInStages.end(), stage) == schema::kOptInStages.end())
-      stages.emplace_back(stage);
+    if (schema::is_default_stage(stage)) stages.emplace_back(stage);
   return stages;
 }
 

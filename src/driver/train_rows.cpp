@@ -68,7 +68,8 @@ std::string train_curve_rows(const TrainSetup& setup, const TrainOutcome& outcom
 
 std::vector<std::string> train_attention_header() {
   std::vector<std::string> h = train_key_columns();
-  for (const char* column : {"t", "j", "weight", "source", "target"}) h.emplace_back(column);
+#define ATTNBENCH_TRAIN_ATTENTION(column, unit, definition) h.emplace_back(#column);
+#include "driver/train_columns.def"
   return h;
 }
 

@@ -82,27 +82,18 @@ nlohmann::json training_json(const TrainSetup& s) {
 nlohmann::json new_meta(const TrainSweepOptions& o, std::size_t shard_trainings, const nlohmann::json& machine) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& file : o.scenario_files) files.push_back({{"path", file.string()}, {"sha256", sha256_of_file(file)}});
-  nlohmann::json grid = nlohmann::json::array();
-  for (const TrainSetup& s : o.trainings) grid.push_back(training_json(s));
   nlohmann::json meta;  // the fields of run's meta.json, with grid the trainings
   meta["build"] = machine;
   meta["kind"] = "train";
   meta["command"] = o.command_line;
   meta["scenario"] = o.scenario;
   meta["scenario_files"] = files;
-  meta["grid"] = grid;
+  meta["grid"] = trainings_json(o.trainings);
   meta["shard"] = std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   meta["points"] = shard_trainings;
   meta["start_utc"] = utc_now();
   meta["end_utc"] = nullptr;
   return meta;
-}
-
-std::vector<TrainSetup> shard(const std::vector<TrainSetup>& all, int index, int count) {
-  std::vector<TrainSetup> out;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (static_cast<int>(i % static_cast<std::size_t>(count)) == index - 1) out.push_back(all[i]);
-  return out;
 }
 
 void print_plan(const std::vector<TrainSetup>& trainings) {
@@ -120,6 +111,19 @@ void print_plan(const std::vector<TrainSetup>& trainings) {
 
 }  // namespace
 
+std::vector<TrainSetup> shard_of_trainings(const std::vector<TrainSetup>& all, int index, int count) {
+  std::vector<TrainSetup> out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(count)) == index - 1) out.push_back(all[i]);
+  return out;
+}
+
+nlohmann::json trainings_json(const std::vector<TrainSetup>& trainings) {
+  nlohmann::json grid = nlohmann::json::array();
+  for (const TrainSetup& s : trainings) grid.push_back(training_json(s));
+  return grid;
+}
+
 double training_seconds(const TrainSetup& setup) {
   const Problem p = task_problem(setup);
   const double step = stage_call_seconds(p, "train_step");
@@ -129,7 +133,7 @@ double training_seconds(const TrainSetup& setup) {
 }
 
 int run_train_sweep(const TrainSweepOptions& options) {
-  const std::vector<TrainSetup> trainings = shard(options.trainings, options.shard_index, options.shard_count);
+  const std::vector<TrainSetup> trainings = shard_of_trainings(options.trainings, options.shard_index, options.shard_count);
   if (options.dry_run) {
     print_plan(trainings);
     return 0;

@@ -31,6 +31,13 @@ struct TrainSweepOptions {
 // std::invalid_argument for what the user must fix before any training runs.
 int run_train_sweep(const TrainSweepOptions& options);
 
+// Shard K of N of `all`: every N-th training from the K-th (K from 1).
+std::vector<TrainSetup> shard_of_trainings(const std::vector<TrainSetup>& all, int index, int count);
+
+// meta.json's "grid" of a train run: each training's key cells and its steps, eval_every,
+// eval_size and long_len, as text.
+nlohmann::json trainings_json(const std::vector<TrainSetup>& trainings);
+
 // Estimated seconds of one training: its steps and evaluations, from the train_step cost model.
 double training_seconds(const TrainSetup& setup);
 

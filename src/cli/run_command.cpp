@@ -147,12 +147,7 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunOptions>& o) {
 }  // namespace
 
 SweepPlan plan_run_sweep(const std::vector<std::string>& args, int shards) {
-  auto o = std::make_shared<RunOptions>();
-  CLI::App app{"attnbench run", "attnbench run"};
-  add_run_options(&app, o);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector back to front
-  app.parse(reversed);
-  const SweepOptions s = sweep_options(*o);
+  const SweepOptions s = sweep_options(*parse_sweep_flags<RunOptions>("run", args, add_run_options));
   return {s.scenario, grid_to_json(s.grid), s.grid.size(),
           shard_needs(s.grid, s.max_memory_bytes, shards)};
 }

@@ -3,9 +3,12 @@
 // is one planner and one line in sweep_commands().
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +35,19 @@ struct SweepCommand {
 
 // Every sweep submit knows, in the order --help lists them.
 const std::vector<SweepCommand>& sweep_commands();
+
+// The options of `attnbench <name> ARGS`, parsed by an app that add_options(app, options)
+// fills; throws CLI::ParseError for a bad flag, as the command would.
+template <typename Options, typename AddOptions>
+std::shared_ptr<Options> parse_sweep_flags(const std::string& name, const std::vector<std::string>& args,
+                                           AddOptions add_options) {
+  auto options = std::make_shared<Options>();
+  CLI::App app{"attnbench " + name, "attnbench " + name};
+  add_options(&app, options);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector back to front
+  app.parse(reversed);
+  return options;
+}
 
 // `attnbench run`'s planner (run_command.cpp).
 SweepPlan plan_run_sweep(const std::vector<std::string>& args, int shards);

@@ -284,12 +284,7 @@ void add_train_options(CLI::App* sub, const std::shared_ptr<TrainOptionsCli>& o)
 // training's memory is taken as 4x its model's inference harness (gradients and Adam's two
 // moments beside the weights, activations of the target steps).
 SweepPlan plan_train_sweep(const std::vector<std::string>& args, int shards) {
-  auto o = std::make_shared<TrainOptionsCli>();
-  CLI::App app{"attnbench train", "attnbench train"};
-  add_train_options(&app, o);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector back to front
-  app.parse(reversed);
-  const TrainSweepOptions s = sweep_options(*o);
+  const TrainSweepOptions s = sweep_options(*parse_sweep_flags<TrainOptionsCli>("train", args, add_train_options));
   SweepPlan plan{s.scenario, trainings_json(s.trainings), s.trainings.size(), {}};
   for (int k = 1; k <= shards; ++k) {
     ShardNeeds needs;

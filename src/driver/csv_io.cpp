@@ -12,6 +12,7 @@ namespace {
 struct ParseState {
   std::vector<std::string> cells;
   std::vector<std::vector<std::string>> records;
+  bool open = false;  // a record is under way (its text began on an earlier line)
 };
 
 void on_field(void* data, std::size_t size, void* state) {
@@ -22,6 +23,7 @@ void on_record(int, void* state) {
   auto* s = static_cast<ParseState*>(state);
   s->records.push_back(std::move(s->cells));
   s->cells.clear();
+  s->open = false;
 }
 
 bool skipped(const std::string& line, bool allow_comments) {
@@ -53,8 +55,9 @@ CsvDocument read_csv(const std::filesystem::path& path, bool allow_comments) {
   std::size_t number = 0, record_start = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (state.cells.empty() && skipped(line, allow_comments)) continue;
-    if (state.cells.empty()) record_start = number;
+    if (!state.open && skipped(line, allow_comments)) continue;
+    if (!state.open) record_start = number;
+    state.open = true;
     line += '\n';
     if (csv_parse(&parser, line.data(), line.size(), on_field, on_record, &state) != line.size())
       throw CsvError(doc.where(number) + ": malformed CSV (" + csv_strerror(csv_error(&parser)) + ")");

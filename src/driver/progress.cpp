@@ -7,8 +7,13 @@
 namespace attnbench {
 
 std::string format_duration(double seconds) {
-  const long s = static_cast<long>(seconds + 0.5);
   char text[32];
+  if (!(seconds >= 0)) return "?";
+  if (seconds >= 1e8) {  // beyond a few years hours are still shown, never a wrapped integer
+    std::snprintf(text, sizeof text, "%.3gh", seconds / 3600);
+    return text;
+  }
+  const long s = static_cast<long>(seconds + 0.5);
   if (s >= 3600)
     std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s % 3600 / 60);
   else if (s >= 60)

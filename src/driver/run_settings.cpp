@@ -47,7 +47,7 @@ int repetitions(std::string_view text) {
   int value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value < 1 || value > kMaxRepetitions)
-    throw std::invalid_argument("must be a whole number from 1 to " + std::to_string(kMaxRepetitions));
+    throw std::invalid_argument("must be a whole number of at least 1 and at most " + std::to_string(kMaxRepetitions));
   return value;
 }
 

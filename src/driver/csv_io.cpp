@@ -44,6 +44,10 @@ std::string CsvDocument::where(std::size_t line) const { return path.string() + 
 CsvDocument read_csv(const std::filesystem::path& path, bool allow_comments) {
   std::ifstream in(path);
   if (!in) throw CsvError(path.string() + ": cannot open for reading");
+  return parse_csv(path, in, allow_comments);
+}
+
+CsvDocument parse_csv(const std::filesystem::path& path, std::istream& in, bool allow_comments) {
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) throw std::runtime_error("csv_init failed");
   const std::unique_ptr<csv_parser, void (*)(csv_parser*)> cleanup(&parser, csv_free);

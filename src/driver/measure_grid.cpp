@@ -13,6 +13,7 @@
 #include "driver/interrupt.hpp"
 #include "driver/progress.hpp"
 #include "driver/result_rows.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
 #include "driver/sweep_plan.hpp"
 
@@ -35,7 +36,7 @@ std::string measurement_id(const std::vector<std::string>& key_cells) {
 using StagesPresent = std::map<std::string, std::set<std::string>>;
 
 StagesPresent stages_present(const std::filesystem::path& dir) {
-  const CsvDocument doc = read_csv(dir / "timing.csv");
+  const CsvDocument doc = read_run_csv(dir, "timing.csv");
   StagesPresent present;
   for (const CsvRow& row : doc.rows) {
     std::vector<std::string> key;
@@ -47,7 +48,7 @@ StagesPresent stages_present(const std::filesystem::path& dir) {
 
 // The entropy rows already written, by key, so that a key is written once.
 std::set<std::string> written_entropy_keys(const std::filesystem::path& dir) {
-  const CsvDocument doc = read_csv(dir / "entropy.csv");
+  const CsvDocument doc = read_run_csv(dir, "entropy.csv");
   std::set<std::string> keys;
   for (const CsvRow& row : doc.rows)
     keys.insert(join(std::vector<std::string>(row.cells.begin(), row.cells.begin() + schema::kEntropyKey.size()),

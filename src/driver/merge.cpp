@@ -8,6 +8,7 @@
 #include "driver/csv_io.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
 
 namespace attnbench {
@@ -32,7 +33,7 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
   std::vector<std::string> header;
   std::set<std::vector<std::string>> seen;
   for (const auto& dir : shards) {
-    const CsvDocument doc = read_csv(dir / file);
+    const CsvDocument doc = read_run_csv(dir, file);
     if (header.empty()) {
       header = doc.header;
       text = csv_line(header);
@@ -97,6 +98,7 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   write_file_atomically(out / "samples.csv", samples);
   write_file_atomically(out / "entropy.csv", entropy);
   write_file_atomically(out / "timing.csv", timing);
+  write_journal_for(out);
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
 }
 

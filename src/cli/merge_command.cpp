@@ -1,5 +1,4 @@
 // `attnbench merge`: joins the folders of `run --shard K/N` into one run folder.
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -20,10 +19,8 @@ struct MergeOptions {
 
 int run_merge(const MergeOptions& o) {
   const std::vector<std::filesystem::path> shards(o.shards.begin(), o.shards.end());
-  merge_runs(shards, o.out);
+  const nlohmann::json meta = merge_runs(shards, o.out);
   std::cout << summary_table(o.out) << "merged " << shards.size() << " folders into " << o.out << "\n";
-  std::ifstream in(std::filesystem::path(o.out) / "meta.json");
-  const nlohmann::json meta = nlohmann::json::parse(in);
   if (meta.value("status", "") != "complete")
     std::cerr << "attnbench: warning: the merged run is incomplete"
               << (meta.contains("missing_shards") ? " (missing shards: " + meta["missing_shards"].get<std::string>() + ")"

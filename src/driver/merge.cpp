@@ -62,7 +62,7 @@ std::string missing_shards(const std::set<std::string>& names) {
 
 }  // namespace
 
-void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
+nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
   if (shards.empty()) throw std::invalid_argument("merge: give at least one run folder");
   std::vector<nlohmann::json> metas;
   for (const auto& dir : shards) metas.push_back(read_run_meta(dir));
@@ -100,6 +100,7 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   write_file_atomically(out / "timing.csv", timing);
   write_journal_for(out);
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
+  return meta;
 }
 
 }  // namespace attnbench

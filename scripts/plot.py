@@ -43,6 +43,9 @@ import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import run_folder  # noqa: E402  (scripts/lib/run_folder.py: committed rows, damage as file:line)
+
 DPI = 100
 FIGURE_SIZE_IN = (12.0, 6.0)
 FIGURE_PX = (1200, 600)  # width, height in pixels of every PNG: FIGURE_SIZE_IN x DPI
@@ -68,7 +71,7 @@ TIMING_POINT = ["impl", "dtype", "threads"] + SIZES          # a grid point, wit
 ENTROPY_POINT = ["dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed",
                  "len_min"]
 INT_COLUMNS = set(SIZES) | {"threads", "repetitions", "iterations", "repetition", "seed", "len_min", "samples"}
-TEXT_COLUMNS = {"scorer", "impl", "dtype", "stage", "status", "repro", "init"}
+TEXT_COLUMNS = {"scorer", "impl", "dtype", "stage", "status", "repro", "init", "bound"}
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}
@@ -146,37 +149,34 @@ class Run:
 
 
 def parse_cell(column, text):
-    """One CSV cell: int for sizes and counts, str for text columns, float otherwise; '' -> None."""
+    """One CSV cell: int for sizes and counts, str for text columns, float otherwise; '' -> None.
+    Raises ValueError naming the bad text, so that a damaged number is never read as text."""
     if isinstance(text, (int, float)):
         return text
     if column in TEXT_COLUMNS:
         return text
     if text == "":
         return None
-    if column in INT_COLUMNS:
-        return int(text)
     try:
-        return float(text)
+        return int(text) if column in INT_COLUMNS else float(text)
     except ValueError:
-        return text
+        raise ValueError(f"not a number '{text[:40]}'") from None
 
 
-def read_csv(path):
-    """The rows of an RFC 4180 CSV file as dicts of parsed cells; [] when the file is missing."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return [{k: parse_cell(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+def read_csv(folder, name):
+    """The committed rows of RUN/NAME as dicts of parsed cells; [] when the file is missing.
+    Raises run_folder.RunFolderError ("file:line: reason") for a damaged file."""
+    return run_folder.read_rows(folder, name, parse_cell)
 
 
 def load_run(folder):
-    """Parses a run folder; raises OSError/ValueError when meta.json or timing.csv is unreadable."""
-    with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
-        meta = json.load(f)
+    """Parses a run folder; raises run_folder.RunFolderError ("file:line: reason", a ValueError)
+    or OSError when meta.json or timing.csv is unreadable or damaged."""
+    meta = run_folder.read_meta(folder)
     if not os.path.exists(os.path.join(folder, "timing.csv")):
         raise OSError(f"{folder}: no timing.csv")
-    return Run(folder, meta, read_csv(os.path.join(folder, "timing.csv")),
-               read_csv(os.path.join(folder, "samples.csv")), read_csv(os.path.join(folder, "entropy.csv")))
+    return Run(folder, meta, read_csv(folder, "timing.csv"), read_csv(folder, "samples.csv"),
+               read_csv(folder, "entropy.csv"))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -726,7 +726,8 @@ def main(argv):
     try:
         run = load_run(args.run)
     except (OSError, ValueError, KeyError) as error:
-        print(f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
+        print(f"plot.py: {error}" if isinstance(error, run_folder.RunFolderError)
+              else f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
     try:
         written, notes, errors = write_figures(run, args.out or os.path.join(args.run, "figures"), formats,
@@ -745,4 +746,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError) as error:
+        # Values that parse but do not fit together (a hand-edited or foreign folder): one line, never a traceback.
+        print(f"plot.py: {sys.argv[1] if len(sys.argv) > 1 else 'RUN'}: the run's values do not fit together "
+              f"({type(error).__name__}: {error})", file=sys.stderr)
+        sys.exit(2)

@@ -121,7 +121,7 @@ def resume_truncated(source, work, name, size):
     folder = os.path.join(work, f"{name}-{size}")
     shutil.copytree(source, folder)
     os.truncate(os.path.join(folder, name), size)
-    result = attnbench("run", "--resume", folder, "--quiet")
+    result = attnbench("run", "--resume", folder, "--quiet", "--force")
     return folder, result
 
 
@@ -161,7 +161,7 @@ def test_a_removed_data_file_is_measured_again_without_doubles(tiny_run, tmp_pat
         folder = str(tmp_path / name)
         shutil.copytree(source, folder)
         os.remove(os.path.join(folder, name))
-        result = attnbench("run", "--resume", folder, "--quiet")
+        result = attnbench("run", "--resume", folder, "--quiet", "--force")
         assert result.returncode == 0, result.stderr
         check_folder(folder, reference=reference)
 
@@ -174,7 +174,7 @@ def test_truncated_meta_json_gives_one_line_and_changes_nothing(tiny_run, tmp_pa
     before = {name: open(os.path.join(folder, name), "rb").read() for name in DATA + ["journal"]}
     for size in range(0, len(text) - 2, 41):
         open(os.path.join(folder, "meta.json"), "wb").write(text[:size])
-        one_line(attnbench("run", "--resume", folder, "--quiet"), 2, "meta.json")
+        one_line(attnbench("run", "--resume", folder, "--quiet", "--force"), 2, "meta.json")
     for name, data in before.items():
         assert open(os.path.join(folder, name), "rb").read() == data
 
@@ -188,7 +188,7 @@ def test_fifty_sigkills_then_resume(tmp_path):
     kills = 0
     started = False
     while kills < 50:
-        args = ["run", "--resume", folder, "--quiet"] if started else ["run", *LONGER, "--out", folder]
+        args = ["run", "--resume", folder, "--quiet", "--force"] if started else ["run", *LONGER, "--out", folder]
         process = subprocess.Popen([BIN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(rng.uniform(0.0, 0.6))
         if process.poll() is None:
@@ -204,7 +204,7 @@ def test_fifty_sigkills_then_resume(tmp_path):
             shutil.rmtree(folder)  # finished: start again, the kills must land somewhere
             started = False
     if started:
-        result = attnbench("run", "--resume", folder, "--quiet")
+        result = attnbench("run", "--resume", folder, "--quiet", "--force")
         assert result.returncode == 0, result.stderr
         check_folder(folder, reference=reference)
 
@@ -231,9 +231,9 @@ def test_disk_full_fails_cleanly_and_resume_completes(small_tmpfs, tmp_path):
     assert meta["status"] == "failed" and "No space left on device" in meta["error"], meta
     assert not [n for n in os.listdir(folder) if n.endswith(".tmp")]
     committed = {name: open(os.path.join(folder, name), "rb").read() for name in DATA}
-    one_line(attnbench("run", "--resume", folder, "--quiet"), 1, "No space left on device")  # still full
+    one_line(attnbench("run", "--resume", folder, "--quiet", "--force"), 1, "No space left on device")  # still full
     subprocess.run(["mount", "-o", "remount,size=4m", str(small_tmpfs)], check=True)
-    result = attnbench("run", "--resume", folder, "--quiet")
+    result = attnbench("run", "--resume", folder, "--quiet", "--force")
     assert result.returncode == 0, result.stderr
     check_folder(folder, reference=keys_of(reference_folder))
     for name, data in committed.items():  # nothing committed before the failure is lost
@@ -247,13 +247,13 @@ def test_a_second_writer_is_refused(tmp_path):
     deadline = time.time() + 60
     while not os.path.exists(os.path.join(folder, "meta.json")) and time.time() < deadline:
         time.sleep(0.01)
-    second = attnbench("run", "--resume", folder, "--quiet")
+    second = attnbench("run", "--resume", folder, "--quiet", "--force")
     third = attnbench("run", *LONGER, "--out", folder)
     assert first.wait(timeout=300) == 0, first.stderr.read()
     one_line(second, 2, "another attnbench is writing")
     assert third.returncode == 2, third.stderr
     check_folder(folder, reference=None)
-    again = attnbench("run", "--resume", folder, "--quiet")  # the lock is gone with its holder
+    again = attnbench("run", "--resume", folder, "--quiet", "--force")  # the lock is gone with its holder
     assert again.returncode == 0, again.stderr
 
 
@@ -300,7 +300,7 @@ def test_hostile_meta_values_give_one_line_and_change_nothing(tiny_run, tmp_path
     else:
         hostile(folder, lambda m: m.__setitem__(field, value))
     before = {name: open(os.path.join(folder, name), "rb").read() for name in DATA + ["journal"]}
-    result = attnbench("run", "--resume", folder, "--quiet")
+    result = attnbench("run", "--resume", folder, "--quiet", "--force")
     if message is None:
         assert result.returncode == 0, result.stderr
     else:

@@ -48,7 +48,7 @@ ENTROPY_VALUES = ["samples", "entropy_mean", "entropy_std", "entropy_min", "entr
 HEADERS = {"timing.csv": TIMING_KEY + TIMING_VALUES,
            "samples.csv": TIMING_KEY + SAMPLE_VALUES,
            "entropy.csv": ENTROPY_KEY + ENTROPY_VALUES}
-RUN_FILES = ["timing.csv", "samples.csv", "entropy.csv", "meta.json"]
+RUN_FILES = ["timing.csv", "samples.csv", "entropy.csv", "meta.json", "journal"]
 
 REPS = 2
 FAST = ["--repetitions", str(REPS), "--min-time", "0.002"]  # every run but the interrupted ones

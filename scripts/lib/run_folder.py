@@ -123,3 +123,44 @@ def read_meta(folder):
     if not isinstance(meta, dict):
         raise RunFolderError(f"{path}:1: not a run's meta.json (not an object)")
     return meta
+
+
+def append_point(folder, texts):
+    """Appends one point's rows ({file name: text}; files not named gain nothing) to a run
+    folder that has a journal and commits them with one journal line, as attnbench does:
+    uncommitted tails are cut first, and the folder's flock is held meanwhile. Raises
+    RunFolderError when another writer holds the folder or a file is damaged."""
+    import fcntl
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunFolderError(f"{folder}: another attnbench is writing this run folder; wait for it to end") from None
+        committed(folder)  # damage raises here
+        journal_path = os.path.join(folder, JOURNAL)
+        with open(journal_path, encoding="utf-8") as f:
+            text = f.read()
+        lines = text.split("\n")
+        files = lines[0][len(HEAD):].split(" ")
+        records = _journal_records(text, files)
+        ends = records[-1][0]
+        os.truncate(journal_path, sum(len(line) + 1 for line in lines[:1 + len(records)]))
+        new_ends, hashes = [], []
+        for name, end in zip(files, ends):
+            path = os.path.join(folder, name)
+            os.truncate(path, end)
+            data = texts.get(name, "").encode("utf-8")
+            with open(path, "ab") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            new_ends.append(end + len(data))
+            hashes.append(hashlib.sha256(data).hexdigest())
+        body = " ".join([str(len(records))] + [str(e) for e in new_ends] + hashes) + " "
+        with open(journal_path, "a", encoding="utf-8") as f:
+            f.write(body + hashlib.sha256(body.encode()).hexdigest() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        os.close(fd)

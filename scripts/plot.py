@@ -26,10 +26,9 @@ loader and the figure functions (scripts/report.py does): `load_run`, `write_fig
 """
 
 import argparse
-import csv
-import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import run_folder  # noqa: E402  (scripts/lib/run_folder.py: committed rows, damage as file:line)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_lists  # noqa: E402  (the binary's lists of scorers, stages and columns)
 
 DPI = 100
 FIGURE_SIZE_IN = (12.0, 6.0)
@@ -62,16 +63,18 @@ matplotlib.rcParams.update({
 })
 SAVE_METADATA = {"svg": {"Date": None}, "png": {"Software": None}}
 
-KNOWN_SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
-STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
-SEQUENCE_STAGES = {"keys", "encoder", "decode"}  # timed once per sequence; ns_per_step = median / tgt_len
-SIZES = ["batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab"]
-TIMING_KEY = ["scorer", "impl", "dtype", "threads"] + SIZES + ["stage"]
-TIMING_POINT = ["impl", "dtype", "threads"] + SIZES          # a grid point, without scorer and stage
-ENTROPY_POINT = ["dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed",
-                 "len_min"]
-INT_COLUMNS = set(SIZES) | {"threads", "repetitions", "iterations", "repetition", "seed", "len_min", "samples"}
-TEXT_COLUMNS = {"scorer", "impl", "dtype", "stage", "status", "repro", "init", "bound"}
+# The binary's lists (`attnbench list --json`, $ATTNBENCH_BINARY or build/attnbench).
+KNOWN_SCORERS = attnbench_lists.scorer_names()
+STAGES = attnbench_lists.stage_names()
+SEQUENCE_STAGES = set(attnbench_lists.sequence_stages())  # timed once per sequence; ns_per_step = median / tgt_len
+TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
+TIMING_POINT = [c for c in TIMING_KEY if c not in ("scorer", "stage")]   # a grid point, without scorer and stage
+SIZES = [c for c in TIMING_POINT if c not in ("impl", "dtype", "threads")]
+ENTROPY_POINT = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c != "scorer"]
+# Columns whose every cell is a number: the Problem fields of kind int and the value columns
+# with a unit. A damaged cell there is an error, never read as text.
+NUMBER_COLUMNS = ({f["name"] for f in attnbench_lists.lists()["fields"] if f["type"] == "int"}
+                  | {c for c, unit in attnbench_lists.lists()["units"].items() if unit})
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}
@@ -148,19 +151,26 @@ class Run:
         return None
 
 
+WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+
+
 def parse_cell(column, text):
-    """One CSV cell: int for sizes and counts, str for text columns, float otherwise; '' -> None.
-    Raises ValueError naming the bad text, so that a damaged number is never read as text."""
+    """One CSV cell by what it holds: a whole number written without a point or exponent -> int
+    (sizes, counts), another number -> float, anything else -> str; '' -> None. A cell of a
+    NUMBER_COLUMNS column that is not a number raises ValueError naming the bad text, so that a
+    damaged number is never read as text."""
     if isinstance(text, (int, float)):
-        return text
-    if column in TEXT_COLUMNS:
         return text
     if text == "":
         return None
+    if WHOLE_NUMBER.fullmatch(text):
+        return int(text)
     try:
-        return int(text) if column in INT_COLUMNS else float(text)
+        return float(text)
     except ValueError:
-        raise ValueError(f"not a number '{text[:40]}'") from None
+        if column in NUMBER_COLUMNS:
+            raise ValueError(f"not a number '{text[:40]}'") from None
+        return text
 
 
 def read_csv(folder, name):
@@ -518,7 +528,7 @@ def cost_entropy_points(run):
     if not step:
         return []
     lo = min(r["threads"] for r in step)
-    common = ["scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim"]
+    common = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c in TIMING_KEY]
     times = defaultdict(list)
     for r in step:
         if r["threads"] == lo:

@@ -46,6 +46,30 @@ TEST(CostModel, FusedAdditiveHasTheSameFlopsButReadsKeysOnce) {
   EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear", Impl::fused), "score").flops, fused.flops - 2 * 3 * 6);
 }
 
+TEST(CostModel, LocationHasNoKeysAndScoresWithOneProjectionToSrcLen) {
+  for (Impl impl : {Impl::onednn, Impl::fused}) {
+    const StageCost keys = stage_cost(small("location", impl), "keys");
+    EXPECT_DOUBLE_EQ(keys.flops, 0.0);
+    EXPECT_DOUBLE_EQ(keys.bytes, 0.0);
+    const StageCost score = stage_cost(small("location", impl), "score");
+    // W_a s: (B 2, D 5) x (D 5, L 3).
+    EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 * 3);
+    EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 * 3 + 2 * 5 + 2 * 3));
+  }
+}
+
+TEST(CostModel, MlpIsAdditivePlusTheQueryBias) {
+  for (Impl impl : {Impl::onednn, Impl::fused}) {
+    const StageCost mlp = stage_cost(small("mlp", impl), "score");
+    const StageCost additive = stage_cost(small("additive", impl), "score");
+    EXPECT_DOUBLE_EQ(mlp.flops, additive.flops + 2 * 6);  // + b on (B 2, A 6)
+    EXPECT_DOUBLE_EQ(mlp.bytes, additive.bytes + 4.0 * 6);  // b read once
+    EXPECT_DOUBLE_EQ(stage_cost(small("mlp", impl), "keys").flops, stage_cost(small("additive", impl), "keys").flops);
+  }
+}
+
+TEST(CostModel, UnknownScorerThrows) { EXPECT_THROW(stage_cost(small("nope"), "score"), std::invalid_argument); }
+
 TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {
   const Problem p = small("general");
   const StageCost step = stage_cost(p, "step"), score = stage_cost(p, "score"), attend = stage_cost(p, "attend");

@@ -8,6 +8,7 @@ resume per byte offset, two at a time)."""
 import collections
 import concurrent.futures
 import csv
+import fcntl
 import hashlib
 import json
 import os
@@ -19,8 +20,9 @@ import time
 
 import pytest
 
-BIN = os.environ["ATTNBENCH"]
-DATA = ["timing.csv", "samples.csv", "entropy.csv"]
+import attnbench_lists  # scripts/ is on sys.path (tests/conftest.py)
+
+DATA = ["timing.csv", "samples.csv", "entropy.csv"]  # the journal's files, in its order
 TINY = ["--scorer", "dot", "--src-len", "3,4", "--batch", "1", "--tgt-len", "1", "--emb-dim", "2", "--enc-dim", "2",
         "--dec-dim", "2", "--attn-dim", "2", "--vocab", "3", "--stages", "step", "--repetitions", "1",
         "--min-time", "0.0001", "--quiet"]
@@ -31,12 +33,12 @@ LONGER = ["--scorer", "dot,general", "--src-len", "3:14", "--batch", "1", "--tgt
 # Rows enough to fill a 64 KiB disk.
 FILLS_64K = ["--scorer", "all", "--src-len", "3:8", "--batch", "1", "--tgt-len", "1", "--emb-dim", "2", "--enc-dim", "2",
              "--dec-dim", "2", "--attn-dim", "2", "--vocab", "3", "--repetitions", "5", "--min-time", "0.0005", "--quiet"]
-TIMING_KEY = 13  # scorer .. stage
-ENTROPY_KEY = 11
+TIMEOUT_S = 300  # one command of this suite
 
 
-def attnbench(*args, timeout=300):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+def key_width(file):
+    """How many key columns `file` (timing.csv, entropy.csv) starts with: the binary's list."""
+    return len(attnbench_lists.key_columns(None, file))
 
 
 def journal_records(text):
@@ -77,9 +79,10 @@ def check_folder(folder, complete=True, reference=None):
     _, timing = rows(os.path.join(folder, "timing.csv"))
     _, samples = rows(os.path.join(folder, "samples.csv"))
     _, entropy = rows(os.path.join(folder, "entropy.csv"))
-    timing_keys = collections.Counter(tuple(r[:TIMING_KEY]) for r in timing)
-    sample_keys = collections.Counter(tuple(r[:TIMING_KEY + 1]) for r in samples)
-    entropy_keys = collections.Counter(tuple(r[:ENTROPY_KEY]) for r in entropy)
+    timing_key, entropy_key = key_width("timing.csv"), key_width("entropy.csv")
+    timing_keys = collections.Counter(tuple(r[:timing_key]) for r in timing)
+    sample_keys = collections.Counter(tuple(r[:timing_key + 1]) for r in samples)  # (key, repetition)
+    entropy_keys = collections.Counter(tuple(r[:entropy_key]) for r in entropy)
     for counter, what in ((timing_keys, "timing key"), (sample_keys, "(key, repetition)"), (entropy_keys, "entropy key")):
         doubled = [k for k, n in counter.items() if n > 1]
         assert not doubled, f"{what} doubled: {doubled[:2]}"
@@ -94,9 +97,10 @@ def check_folder(folder, complete=True, reference=None):
 
 
 def keys_of(folder):
-    return {"timing": {tuple(r[:TIMING_KEY]) for r in rows(os.path.join(folder, "timing.csv"))[1]},
-            "samples": {tuple(r[:TIMING_KEY + 1]) for r in rows(os.path.join(folder, "samples.csv"))[1]},
-            "entropy": {tuple(r[:ENTROPY_KEY]) for r in rows(os.path.join(folder, "entropy.csv"))[1]}}
+    timing_key, entropy_key = key_width("timing.csv"), key_width("entropy.csv")
+    return {"timing": {tuple(r[:timing_key]) for r in rows(os.path.join(folder, "timing.csv"))[1]},
+            "samples": {tuple(r[:timing_key + 1]) for r in rows(os.path.join(folder, "samples.csv"))[1]},
+            "entropy": {tuple(r[:entropy_key]) for r in rows(os.path.join(folder, "entropy.csv"))[1]}}
 
 
 def one_line(result, code, *words):
@@ -109,23 +113,25 @@ def one_line(result, code, *words):
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
+def tiny_run(attnbench, tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("tiny") / "run")
-    result = attnbench("run", *TINY, "--out", folder)
-    assert result.returncode == 0, result.stderr
+    attnbench.run("run", *TINY, "--out", folder, timeout=TIMEOUT_S).ok()
     check_folder(folder)
     return folder, keys_of(folder)
 
 
-def resume_truncated(source, work, name, size):
+def resume(attnbench, folder):
+    return attnbench.run("run", "--resume", folder, "--quiet", "--force", timeout=TIMEOUT_S)
+
+
+def resume_truncated(attnbench, source, work, name, size):
     folder = os.path.join(work, f"{name}-{size}")
     shutil.copytree(source, folder)
     os.truncate(os.path.join(folder, name), size)
-    result = attnbench("run", "--resume", folder, "--quiet", "--force")
-    return folder, result
+    return folder, resume(attnbench, folder)
 
 
-def test_truncation_at_every_byte_offset_then_resume(tiny_run, tmp_path):
+def test_truncation_at_every_byte_offset_then_resume(attnbench, tiny_run, tmp_path):
     source, reference = tiny_run
     original = {name: open(os.path.join(source, name), "rb").read() for name in DATA + ["journal"]}
     records = journal_records(original["journal"].decode())
@@ -133,7 +139,7 @@ def test_truncation_at_every_byte_offset_then_resume(tiny_run, tmp_path):
 
     def one(job):
         name, size = job
-        folder, result = resume_truncated(source, str(tmp_path), *job)
+        folder, result = resume_truncated(attnbench, source, str(tmp_path), *job)
         try:
             assert result.returncode == 0, (job, result.stderr)
             assert "Traceback" not in result.stderr
@@ -155,18 +161,17 @@ def test_truncation_at_every_byte_offset_then_resume(tiny_run, tmp_path):
     assert len(done) == len(jobs) > 1500
 
 
-def test_a_removed_data_file_is_measured_again_without_doubles(tiny_run, tmp_path):
+def test_a_removed_data_file_is_measured_again_without_doubles(attnbench, tiny_run, tmp_path):
     source, reference = tiny_run
     for name in DATA:
         folder = str(tmp_path / name)
         shutil.copytree(source, folder)
         os.remove(os.path.join(folder, name))
-        result = attnbench("run", "--resume", folder, "--quiet", "--force")
-        assert result.returncode == 0, result.stderr
+        resume(attnbench, folder).ok()
         check_folder(folder, reference=reference)
 
 
-def test_truncated_meta_json_gives_one_line_and_changes_nothing(tiny_run, tmp_path):
+def test_truncated_meta_json_gives_one_line_and_changes_nothing(attnbench, tiny_run, tmp_path):
     source, _ = tiny_run
     text = open(os.path.join(source, "meta.json"), "rb").read()
     folder = str(tmp_path / "run")
@@ -174,14 +179,14 @@ def test_truncated_meta_json_gives_one_line_and_changes_nothing(tiny_run, tmp_pa
     before = {name: open(os.path.join(folder, name), "rb").read() for name in DATA + ["journal"]}
     for size in range(0, len(text) - 2, 41):
         open(os.path.join(folder, "meta.json"), "wb").write(text[:size])
-        one_line(attnbench("run", "--resume", folder, "--quiet", "--force"), 2, "meta.json")
+        one_line(resume(attnbench, folder), 2, "meta.json")
     for name, data in before.items():
         assert open(os.path.join(folder, name), "rb").read() == data
 
 
-def test_fifty_sigkills_then_resume(tmp_path):
+def test_fifty_sigkills_then_resume(attnbench, binary, tmp_path):
     reference_folder = str(tmp_path / "reference")
-    assert attnbench("run", *LONGER, "--out", reference_folder).returncode == 0
+    attnbench.run("run", *LONGER, "--out", reference_folder, timeout=TIMEOUT_S).ok()
     reference = keys_of(reference_folder)
     folder = str(tmp_path / "killed")
     rng = random.Random(13)
@@ -189,7 +194,7 @@ def test_fifty_sigkills_then_resume(tmp_path):
     started = False
     while kills < 50:
         args = ["run", "--resume", folder, "--quiet", "--force"] if started else ["run", *LONGER, "--out", folder]
-        process = subprocess.Popen([BIN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(rng.uniform(0.0, 0.6))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
@@ -204,8 +209,7 @@ def test_fifty_sigkills_then_resume(tmp_path):
             shutil.rmtree(folder)  # finished: start again, the kills must land somewhere
             started = False
     if started:
-        result = attnbench("run", "--resume", folder, "--quiet", "--force")
-        assert result.returncode == 0, result.stderr
+        resume(attnbench, folder).ok()
         check_folder(folder, reference=reference)
 
 
@@ -219,11 +223,11 @@ def small_tmpfs(tmp_path):
     subprocess.run(["umount", str(mount)])
 
 
-def test_disk_full_fails_cleanly_and_resume_completes(small_tmpfs, tmp_path):
+def test_disk_full_fails_cleanly_and_resume_completes(attnbench, small_tmpfs, tmp_path):
     reference_folder = str(tmp_path / "reference")
-    assert attnbench("run", *FILLS_64K, "--out", reference_folder).returncode == 0
+    attnbench.run("run", *FILLS_64K, "--out", reference_folder, timeout=TIMEOUT_S).ok()
     folder = str(small_tmpfs / "run")
-    result = attnbench("run", *FILLS_64K, "--out", folder)
+    result = attnbench.run("run", *FILLS_64K, "--out", folder, timeout=TIMEOUT_S)
     one_line(result, 1, "No space left on device")
     failed_file = result.stderr.split(": No space")[0].split()[-1]
     assert os.path.basename(failed_file) in DATA + ["journal"], result.stderr
@@ -231,30 +235,28 @@ def test_disk_full_fails_cleanly_and_resume_completes(small_tmpfs, tmp_path):
     assert meta["status"] == "failed" and "No space left on device" in meta["error"], meta
     assert not [n for n in os.listdir(folder) if n.endswith(".tmp")]
     committed = {name: open(os.path.join(folder, name), "rb").read() for name in DATA}
-    one_line(attnbench("run", "--resume", folder, "--quiet", "--force"), 1, "No space left on device")  # still full
+    one_line(resume(attnbench, folder), 1, "No space left on device")  # still full
     subprocess.run(["mount", "-o", "remount,size=4m", str(small_tmpfs)], check=True)
-    result = attnbench("run", "--resume", folder, "--quiet", "--force")
-    assert result.returncode == 0, result.stderr
+    resume(attnbench, folder).ok()
     check_folder(folder, reference=keys_of(reference_folder))
     for name, data in committed.items():  # nothing committed before the failure is lost
         assert open(os.path.join(folder, name), "rb").read()[:len(data)] == data
 
 
-def test_a_second_writer_is_refused(tmp_path):
+def test_a_second_writer_is_refused(attnbench, binary, tmp_path):
     folder = str(tmp_path / "run")
-    first = subprocess.Popen([BIN, "run", *LONGER, "--out", folder], stdout=subprocess.DEVNULL,
+    first = subprocess.Popen([binary, "run", *LONGER, "--out", folder], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while not os.path.exists(os.path.join(folder, "meta.json")) and time.time() < deadline:
         time.sleep(0.01)
-    second = attnbench("run", "--resume", folder, "--quiet", "--force")
-    third = attnbench("run", *LONGER, "--out", folder)
+    second = resume(attnbench, folder)
+    third = attnbench.run("run", *LONGER, "--out", folder, timeout=TIMEOUT_S)
     assert first.wait(timeout=300) == 0, first.stderr.read()
     one_line(second, 2, "another attnbench is writing")
     assert third.returncode == 2, third.stderr
     check_folder(folder, reference=None)
-    again = attnbench("run", "--resume", folder, "--quiet", "--force")  # the lock is gone with its holder
-    assert again.returncode == 0, again.stderr
+    resume(attnbench, folder).ok()  # the lock is gone with its holder
 
 
 HOSTILE = [
@@ -271,6 +273,16 @@ HOSTILE = [
     ("scenario", 7, "field 'scenario'"),
     ("resumed_utc", 3, "field 'resumed_utc'"),
     ("peer", 12, "field 'peer'"),
+    ("build", {"cpu_model": 5}, "field 'build.cpu_model': must be a string, got 5"),
+    # Written by merge (--allow-mixed) and submit: checked alike.
+    ("allow_mixed", "yes", "field 'allow_mixed': must be true or false, got \"yes\""),
+    ("missing_shards", 2, "field 'missing_shards': must be a string, got 2"),
+    ("merged_from", {"a": 1}, "field 'merged_from': must be a list of shards"),
+    ("merged_from", [{"host": 3}], "field 'merged_from[0].host': must be a string, got 3"),
+    ("slurm", [], "field 'slurm': must be an object"),
+    ("slurm", {"shards": 0}, "field 'slurm.shards': must be a whole number from 1 to 1000000, got 0"),
+    ("slurm", {"shards": 2, "submissions": [{"shards": [3]}]},
+     "field 'slurm.submissions[0].shards[0]': must be a whole number from 1 to 2, got 3"),
 ]
 HOSTILE_POINT = [
     ("repetitions", 0, "field 'grid[0].repetitions': must be ≥ 1, got 0"),
@@ -281,6 +293,9 @@ HOSTILE_POINT = [
     ("batch", "0", "grid[0].batch"),
     ("src_len", "99999999999999999999999", "grid[0].src_len"),
     ("stages", ["warp"], "field 'grid[0].stages'"),
+    ("stages", ["train_step", 4], "field 'grid[0].stages': must be a non-empty list of stages"),
+    ("name", 5, "field 'grid[0].name': must be a string, got 5"),
+    ("peer", 5, "field 'grid[0].peer': must be a string, got 5"),
 ]
 
 
@@ -290,8 +305,12 @@ def hostile(folder, edit):
     json.dump(meta, open(os.path.join(folder, "meta.json"), "w", encoding="utf-8"))
 
 
-@pytest.mark.parametrize("field,value,message", HOSTILE + [("grid[0]." + f, v, m) for f, v, m in HOSTILE_POINT])
-def test_hostile_meta_values_give_one_line_and_change_nothing(tiny_run, tmp_path, field, value, message):
+HOSTILE_CASES = [pytest.param(f, v, m, id=f"{f}-{n}") for n, (f, v, m) in
+                 enumerate(HOSTILE + [("grid[0]." + f, v, m) for f, v, m in HOSTILE_POINT])]
+
+
+@pytest.mark.parametrize("field,value,message", HOSTILE_CASES)
+def test_hostile_meta_values_give_one_line_and_change_nothing(attnbench, tiny_run, tmp_path, field, value, message):
     source, _ = tiny_run
     folder = str(tmp_path / "run")
     shutil.copytree(source, folder)
@@ -300,7 +319,7 @@ def test_hostile_meta_values_give_one_line_and_change_nothing(tiny_run, tmp_path
     else:
         hostile(folder, lambda m: m.__setitem__(field, value))
     before = {name: open(os.path.join(folder, name), "rb").read() for name in DATA + ["journal"]}
-    result = attnbench("run", "--resume", folder, "--quiet", "--force")
+    result = resume(attnbench, folder)
     if message is None:
         assert result.returncode == 0, result.stderr
     else:
@@ -309,11 +328,66 @@ def test_hostile_meta_values_give_one_line_and_change_nothing(tiny_run, tmp_path
             assert open(os.path.join(folder, name), "rb").read() == data
 
 
-def test_a_run_whose_start_failed_can_be_run_again(tmp_path):
+def test_a_run_whose_start_failed_can_be_run_again(attnbench, tmp_path):
     folder = str(tmp_path / "run")
-    assert attnbench("run", *TINY, "--out", folder).returncode == 0
+    attnbench.run("run", *TINY, "--out", folder, timeout=TIMEOUT_S).ok()
     os.remove(os.path.join(folder, "meta.json"))  # as when the disk was full at the start
-    one_line(attnbench("run", "--resume", folder), 2, "meta.json: not found")
-    result = attnbench("run", *TINY, "--out", folder)
-    assert result.returncode == 0, result.stderr
+    one_line(attnbench.run("run", "--resume", folder, timeout=TIMEOUT_S), 2, "meta.json: not found")
+    attnbench.run("run", *TINY, "--out", folder, timeout=TIMEOUT_S).ok()
     check_folder(folder)
+
+
+def test_a_truncated_shard_resumes_to_the_keys_of_an_unbroken_one(attnbench, tmp_path):
+    """A shard (what `attnbench submit` runs and resumes) recovers like any run folder."""
+    whole = str(tmp_path / "whole")
+    attnbench.run("run", *LONGER, "--shard", "2/3", "--out", whole, timeout=TIMEOUT_S).ok()
+    reference = keys_of(whole)
+    assert len(reference["timing"]) > 4
+    folder = str(tmp_path / "cut")
+    shutil.copytree(whole, folder)
+    os.truncate(os.path.join(folder, "samples.csv"), os.path.getsize(os.path.join(folder, "samples.csv")) // 2)
+    resume(attnbench, folder).ok()
+    meta = check_folder(folder, reference=reference)
+    assert meta["shard"] == "2/3"
+
+
+def hold(folder):
+    """An exclusive flock on `folder`, as another writer holds it; close the result to release it."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+@pytest.mark.parametrize("mixed", [[], ["--allow-mixed"]], ids=["merge", "merge_allow_mixed"])
+def test_merge_takes_its_out_folder_alone_and_commits_what_it_writes(attnbench, tiny_run, tmp_path, mixed):
+    source, reference = tiny_run
+    out = str(tmp_path / "out")
+    os.mkdir(out)
+    fd = hold(out)
+    try:
+        one_line(attnbench.run("merge", source, "--out", out, *mixed, timeout=TIMEOUT_S), 2,
+                 "another attnbench is writing this run folder")
+        assert os.listdir(out) == []
+    finally:
+        os.close(fd)
+    attnbench.run("merge", source, "--out", out, *mixed, timeout=TIMEOUT_S).ok()
+    meta = check_folder(out)  # the journal commits every byte of the merged files
+    assert meta["allow_mixed"] is bool(mixed)
+    header, timing = rows(os.path.join(out, "timing.csv"))
+    assert (header[-1] == "host") is bool(mixed)
+    assert {tuple(r[:key_width("timing.csv")]) for r in timing} == reference["timing"]
+    if mixed:
+        assert {r[-1] for r in timing} == {meta["merged_from"][0]["host"]}
+
+
+@pytest.mark.parametrize("slurm,message", [pytest.param(*case, id=f"slurm-{n}") for n, case in enumerate([
+    ({"shards": "3"}, "field 'slurm.shards': must be a whole number from 1 to 1000000, got \"3\""),
+    ({"shards": 2, "submissions": [{"shards": [1], "array_job": 7}]},
+     "field 'slurm.submissions[0].array_job': must be a string, got 7"),
+    ({"shards": 2, "array_parallel": 3}, "field 'slurm.array_parallel': must be a whole number from 1 to 2, got 3"),
+])])
+def test_status_of_a_hostile_submitted_meta_json_gives_one_line(attnbench, tmp_path, slurm, message):
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"status": "submitted", "slurm": slurm}))
+    one_line(attnbench.run("status", str(folder), timeout=TIMEOUT_S), 2, "meta.json", message)

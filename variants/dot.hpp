@@ -11,4 +11,7 @@ namespace attnbench {
 // scale 1 gives `dot`, 1/sqrt(A) gives `scaled_dot`.
 std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled);
 
+// Cost of one `score` step at p: q = W s, then q . k_j (and the scale) per position.
+StageCost dot_score_cost(const Problem& p, bool scaled);
+
 }  // namespace attnbench

@@ -14,6 +14,10 @@ Model make_model(const Problem& p, ScorerFactory make_scorer) {
   // Every buffer's element count is a product of these sizes: none may wrap.
   if (estimated_bytes(p) == kSizeOverflow) throw std::length_error("the point's sizes overflow a 64-bit byte count");
   ParamSource source(p.init, p.seed);
+  return make_model(source, p, make_scorer);
+}
+
+Model make_model(ParamSource& source, const Problem& p, ScorerFactory make_scorer) {
   Model m;
   m.problem = p;
   m.src_emb = make_embedding(source, p.vocab, p.emb_dim);

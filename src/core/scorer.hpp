@@ -10,6 +10,7 @@
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 #include "core/problem.hpp"
+#include "core/stage_cost.hpp"
 
 namespace attnbench {
 
@@ -17,6 +18,17 @@ namespace attnbench {
 struct ScorerShape {
   std::int64_t batch = 0, src_len = 0, enc_dim = 0, dec_dim = 0, attn_dim = 0;
 };
+
+// One parameter tensor of a scorer: its name relative to the scorer as PyTorch's
+// named_parameters() spells it ("W.weight"), its shape in PyTorch's layout and its values.
+struct ParamView {
+  const char* name;
+  std::vector<std::int64_t> shape;
+  std::span<float> value;
+};
+
+// Gradients of a scorer's parameters, one span per parameters() entry, same order and layout.
+using ParamGrads = std::span<const std::span<float>>;
 
 // Maps the previous decoder state s (B, D) and the annotations H (B, L, E) to
 // scores e (B, L). A scorer owns only its parameters and its cached keys.
@@ -48,6 +60,31 @@ class Scorer {
   virtual const float* alignment_logits() const { return nullptr; }
   // The same scores in plain double loops from the same parameters, without oneDNN.
   virtual std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const = 0;
+
+  // Training (Impl::onednn only). Every parameter in PyTorch's named_parameters() order;
+  // the spans stay valid for the scorer's life (an optimizer updates them in place).
+  virtual std::vector<ParamView> parameters() = 0;
+  // Makes the forward ops read the parameters again after they changed in place; allocates nothing.
+  virtual void reload() = 0;
+  // Creates the backward primitives; call once after build(ctx, Impl::onednn).
+  virtual void build_backward(OneDnnContext& ctx) = 0;
+  // Backward of one score(s, e) call made with the keys of the last prepare(): given
+  // de = dLoss/de (B, L), adds this step's dLoss/dparameter to `grads`, writes ds = dLoss/ds
+  // (B, D) and accumulates dLoss/dkeys inside the scorer. Steps may come in any order.
+  virtual void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) = 0;
+  // Backward of prepare(H) once every step's backward_score() is done: adds the keys'
+  // dLoss/dparameter to `grads`, adds dLoss/dH to dH (B, L, E) and clears the accumulated dkeys.
+  virtual void backward_keys(const float* H, float* dH, ParamGrads grads) = 0;
+};
+
+// One parameter module of a scorer, as PyTorch creates it: `in` and `out` name a Problem
+// size field ("dec_dim") or are a number ("1").
+struct ScorerModule {
+  const char* name;  // "W"
+  const char* kind;  // "Linear"
+  const char* in;
+  const char* out;
+  bool bias;
 };
 
 // One row of the scorer table (variants/variants.def lists them).
@@ -58,6 +95,11 @@ struct ScorerInfo {
   const char* paper;
   // Draws the parameters from `source` in PyTorch's order.
   std::unique_ptr<Scorer> (*make)(ParamSource& source, const ScorerShape& shape);
+  std::vector<ScorerModule> modules;  // in PyTorch creation order
+  // Cost of stage `keys` (once per sequence) at p.
+  StageCost (*keys_cost)(const Problem& p);
+  // Cost of stage `score` (one step) at p, computed p.impl's way.
+  StageCost (*score_cost)(const Problem& p);
 };
 
 }  // namespace attnbench

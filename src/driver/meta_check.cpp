@@ -76,6 +76,61 @@ class Checker {
       bad(field, "must be a non-empty list of names", value);
   }
 
+  void boolean(const nlohmann::json& object, const std::string& key, const std::string& field) const {
+    if (object.contains(key) && !object[key].is_boolean()) bad(field, "must be true or false", object[key]);
+  }
+
+  // A whole number from `low` to `high`.
+  void whole(const nlohmann::json& value, std::int64_t low, std::int64_t high, const std::string& field) const {
+    if (!value.is_number_integer() || value.get<std::int64_t>() < low || value.get<std::int64_t>() > high)
+      bad(field, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high), value);
+  }
+
+  void strings(const nlohmann::json& object, const std::string& key, const std::string& field) const {
+    if (!object.contains(key)) return;
+    const nlohmann::json& value = object[key];
+    if (!value.is_array() || !std::all_of(value.begin(), value.end(), [](const nlohmann::json& s) { return s.is_string(); }))
+      bad(field, "must be a list of strings", value);
+  }
+
+  // merged_from[i] of a merged run: where each shard came from.
+  void merged_from(const nlohmann::json& value) const {
+    if (!value.is_array()) bad("merged_from", "must be a list of shards", value);
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const std::string at = "merged_from[" + std::to_string(i) + "]";
+      if (!value[i].is_object()) bad(at, "must be an object", value[i]);
+      for (const char* key : {"folder", "shard", "status", "host", "cpu_model"}) optional_string(value[i], key, at + ".");
+    }
+  }
+
+  void slurm(const nlohmann::json& value) const {
+    if (!value.is_object()) bad("slurm", "must be an object", value);
+    whole(required(value, "shards", "slurm.shards"), 1, static_cast<std::int64_t>(kMaxGridPoints), "slurm.shards");
+    const auto count = value["shards"].get<std::int64_t>();
+    for (const char* key : {"command", "sweep", "time", "partition", "account"}) optional_string(value, key, "slurm.");
+    strings(value, "sweep_args", "slurm.sweep_args");
+    strings(value, "sbatch_args", "slurm.sbatch_args");
+    boolean(value, "allow_mixed", "slurm.allow_mixed");
+    for (const char* key : {"cpus_per_task", "mem_mib"})
+      if (value.contains(key)) whole(value[key], 1, std::int64_t{1} << 40, std::string("slurm.") + key);
+    if (value.contains("array_parallel") && !value["array_parallel"].is_null())
+      whole(value["array_parallel"], 1, count, "slurm.array_parallel");
+    if (!value.contains("submissions")) return;
+    const nlohmann::json& submissions = value["submissions"];
+    if (!submissions.is_array()) bad("slurm.submissions", "must be a list of submissions", submissions);
+    for (std::size_t i = 0; i < submissions.size(); ++i) {
+      const std::string at = "slurm.submissions[" + std::to_string(i) + "]";
+      const nlohmann::json& entry = submissions[i];
+      if (!entry.is_object()) bad(at, "must be an object", entry);
+      optional_string(entry, "utc", at + ".");
+      optional_string(entry, "array_job", at + ".");
+      optional_string(entry, "merge_job", at + ".");
+      const nlohmann::json& shards = required(entry, "shards", at + ".shards");
+      if (!shards.is_array()) bad(at + ".shards", "must be a list of shard numbers", shards);
+      for (std::size_t k = 0; k < shards.size(); ++k) whole(shards[k], 1, count, at + ".shards[" + std::to_string(k) + "]");
+    }
+  }
+
   void shard(const nlohmann::json& value) const {
     int k = 0, n = 0, used = 0;
     if (!value.is_string()) bad("shard", "must be a string K/N", value);
@@ -122,9 +177,13 @@ void check_run_meta(const nlohmann::json& meta, const std::string& where) {
     c.bad("resumed_utc", "must be a list of times", meta["resumed_utc"]);
   if (meta.contains("build")) {
     if (!meta["build"].is_object()) c.bad("build", "must be an object", meta["build"]);
-    for (const char* key : {"host", "onednn_version", "git_commit", "cpu_model"})
+    for (const char* key : {"host", "onednn_version", "git_commit", "cpu_model", "compiler", "compiler_flags"})
       c.optional_string(meta["build"], key, "build.");
   }
+  c.boolean(meta, "allow_mixed", "allow_mixed");
+  c.optional_string(meta, "missing_shards");
+  if (meta.contains("merged_from")) c.merged_from(meta["merged_from"]);
+  if (meta.contains("slurm")) c.slurm(meta["slurm"]);
   if (meta.contains("peer") && !meta["peer"].is_null()) {
     const nlohmann::json& peer = meta["peer"];
     if (peer.is_object())
@@ -133,5 +192,14 @@ void check_run_meta(const nlohmann::json& meta, const std::string& where) {
       c.bad("peer", "must be a peer's description or null", peer);
   }
 }
+
+void check_slurm_run_meta(const nlohmann::json& meta, const std::string& where) {
+  const Checker c(where);
+  if (!meta.is_object()) c.bad("(top)", "must be an object", meta);
+  c.optional_string(meta, "status");
+  c.slurm(c.required(meta, "slurm", "slurm"));
+}
+
+void check_slurm_entry(const nlohmann::json& slurm, const std::string& where) { Checker(where).slurm(slurm); }
 
 }  // namespace attnbench

@@ -1,7 +1,6 @@
 #include "driver/run_folder.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,10 +9,12 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "driver/csv_io.hpp"
+#include "driver/folder_lock.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
@@ -115,7 +116,8 @@ void recover(const std::filesystem::path& dir) {
 }  // namespace
 
 struct RunFolder::Files {
-  int lock = -1, journal = -1;
+  std::optional<FolderLock> lock;  // declared first, so released after the files are closed
+  int journal = -1;
   std::vector<int> data;
   std::vector<std::uint64_t> ends;
   std::uint64_t journal_end = 0;
@@ -124,7 +126,6 @@ struct RunFolder::Files {
   ~Files() {
     for (int fd : data) ::close(fd);
     if (journal >= 0) ::close(journal);
-    if (lock >= 0) ::close(lock);  // releases the flock
   }
 
   // Cuts every file back to the last commit, so that no file holds part of a point.
@@ -166,10 +167,7 @@ RunFolder::RunFolder(std::filesystem::path dir, bool resume) : dir_(std::move(di
   if (error) throw std::invalid_argument(dir_.string() + ": cannot create the output folder (" + error.message() + ")");
   if (::access(dir_.c_str(), W_OK) != 0)
     throw std::invalid_argument(dir_.string() + ": output folder is not writable (" + std::strerror(errno) + ")");
-  files_->lock = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (files_->lock < 0) throw std::invalid_argument(dir_.string() + ": cannot open (" + std::strerror(errno) + ")");
-  if (::flock(files_->lock, LOCK_EX | LOCK_NB) != 0)
-    throw std::invalid_argument(dir_.string() + ": another attnbench is writing this run folder; wait for it to end");
+  files_->lock.emplace(dir_, FolderLock::Wait::no);
   if (resume) {
     recover(dir_);
   } else {

@@ -1,6 +1,6 @@
 // libFuzzer target: the meta.json reader. Whatever parses as JSON goes through the field
-// checks (check_run_meta) and, when they pass, grid_from_meta and resume_mismatch: only
-// std::invalid_argument may come out.
+// checks of a submitted run (check_slurm_run_meta) and of a run (check_run_meta) and, when
+// the latter pass, grid_from_meta and resume_mismatch: only std::invalid_argument may come out.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +14,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const nlohmann::json meta = nlohmann::json::parse(data, data + size, nullptr, false);
   if (meta.is_discarded()) return 0;
+  try {
+    attnbench::check_slurm_run_meta(meta, "meta.json");
+  } catch (const std::invalid_argument&) {
+  }
   try {
     attnbench::check_run_meta(meta, "meta.json");
   } catch (const std::invalid_argument&) {

@@ -53,6 +53,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_twin as twin  # noqa: E402  (the model, its scorers and attend())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import run_folder  # noqa: E402  (scripts/lib/run_folder.py: commits rows to an attnbench run folder's journal)
 
 import attnbench_lists  # noqa: E402  (the binary's lists: stages, columns)
 
@@ -525,6 +527,13 @@ class RunFolder:
         """Appends both, fsynced, with SIGINT and SIGTERM held back until both are written."""
         held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
+            folder = os.path.dirname(self.timing) or "."
+            if os.path.exists(os.path.join(folder, run_folder.JOURNAL)):  # attnbench's folder: commit as it does
+                try:
+                    run_folder.append_point(folder, {"timing.csv": timing, "samples.csv": samples})
+                except run_folder.RunFolderError as error:
+                    raise InputError(f"--out: {error}") from None
+                return
             for file, text in ((self.timing, timing), (self.samples, samples)):
                 with open(file, "a", encoding="utf-8") as f:
                     f.write(text)

@@ -22,7 +22,6 @@ library only. Bad input: one line on stderr, exit 2.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -31,6 +30,8 @@ from typing import Dict, List, Optional, Tuple
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_lists  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import run_folder  # noqa: E402  (scripts/lib/run_folder.py: committed rows, damage as file:line)
 
 OURS = tuple(attnbench_lists.lists()["impls"])  # every impl of the binary
 PEER = "torch"
@@ -87,11 +88,12 @@ def read_meta(run: str) -> dict:
 def read_rows(run: str, stage: str, dtype: str, sizes: Sizes) -> Dict[Cell, Dict[str, Dict[str, str]]]:
     """{(scorer, size, threads): {impl: timing row}} of the ok rows of `stage` and `dtype`, in file order."""
     path = os.path.join(run, "timing.csv")
+    if not os.path.isfile(path):
+        raise InputError(f"RUN: cannot read {path}: No such file or directory")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as error:
-        raise InputError(f"RUN: cannot read {path}: {error.strerror}") from None
+        rows = run_folder.read_rows(run, "timing.csv")  # the rows its journal commits
+    except (OSError, run_folder.RunFolderError) as error:
+        raise InputError(f"RUN: {error}") from None
     cells: Dict[Cell, Dict[str, Dict[str, str]]] = {}
     for row in rows:
         if row.get("stage") != stage or row.get("dtype") != dtype or row.get("status") != "ok":

@@ -26,8 +26,6 @@ loader and the figure functions (scripts/report.py does): `load_run`, `write_fig
 """
 
 import argparse
-import csv
-import json
 import math
 import os
 import re
@@ -44,9 +42,11 @@ import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
-import train_figures  # noqa: E402  (scripts/, beside this file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import run_folder  # noqa: E402  (scripts/lib/run_folder.py: committed rows, damage as file:line)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_lists  # noqa: E402  (the binary's lists of scorers, stages and columns)
+import train_figures  # noqa: E402  (scripts/, beside this file)
 
 DPI = 100
 FIGURE_SIZE_IN = (12.0, 6.0)
@@ -72,6 +72,10 @@ TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
 TIMING_POINT = [c for c in TIMING_KEY if c not in ("scorer", "stage")]   # a grid point, without scorer and stage
 SIZES = [c for c in TIMING_POINT if c not in ("impl", "dtype", "threads")]
 ENTROPY_POINT = [c for c in attnbench_lists.key_columns(None, "entropy.csv") if c != "scorer"]
+# Columns whose every cell is a number: the Problem fields of kind int and the value columns
+# with a unit. A damaged cell there is an error, never read as text.
+NUMBER_COLUMNS = ({f["name"] for f in attnbench_lists.lists()["fields"] if f["type"] == "int"}
+                  | {c for c, unit in attnbench_lists.lists()["units"].items() if unit})
 SHORT = {"batch": "B", "src_len": "L", "tgt_len": "T", "emb_dim": "emb", "enc_dim": "E", "dec_dim": "D",
          "attn_dim": "A", "vocab": "V", "threads": "threads", "impl": "impl", "dtype": "dtype", "init": "init",
          "seed": "seed", "len_min": "len_min"}
@@ -152,8 +156,10 @@ WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
 def parse_cell(column, text):
-    """One CSV cell by what it holds, whatever its column: a whole number written without a point
-    or exponent -> int (sizes, counts), another number -> float, anything else -> str; '' -> None."""
+    """One CSV cell by what it holds: a whole number written without a point or exponent -> int
+    (sizes, counts), another number -> float, anything else -> str; '' -> None. A cell of a
+    NUMBER_COLUMNS column that is not a number raises ValueError naming the bad text, so that a
+    damaged number is never read as text."""
     if isinstance(text, (int, float)):
         return text
     if text == "":
@@ -163,25 +169,25 @@ def parse_cell(column, text):
     try:
         return float(text)
     except ValueError:
+        if column in NUMBER_COLUMNS:
+            raise ValueError(f"not a number '{text[:40]}'") from None
         return text
 
 
-def read_csv(path):
-    """The rows of an RFC 4180 CSV file as dicts of parsed cells; [] when the file is missing."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return [{k: parse_cell(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+def read_csv(folder, name):
+    """The committed rows of RUN/NAME as dicts of parsed cells; [] when the file is missing.
+    Raises run_folder.RunFolderError ("file:line: reason") for a damaged file."""
+    return run_folder.read_rows(folder, name, parse_cell)
 
 
 def load_run(folder):
-    """Parses a run folder; raises OSError/ValueError when meta.json or timing.csv is unreadable."""
-    with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
-        meta = json.load(f)
+    """Parses a run folder; raises run_folder.RunFolderError ("file:line: reason", a ValueError)
+    or OSError when meta.json or timing.csv is unreadable or damaged."""
+    meta = run_folder.read_meta(folder)
     if not os.path.exists(os.path.join(folder, "timing.csv")):
         raise OSError(f"{folder}: no timing.csv")
-    return Run(folder, meta, read_csv(os.path.join(folder, "timing.csv")),
-               read_csv(os.path.join(folder, "samples.csv")), read_csv(os.path.join(folder, "entropy.csv")))
+    return Run(folder, meta, read_csv(folder, "timing.csv"), read_csv(folder, "samples.csv"),
+               read_csv(folder, "entropy.csv"))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -733,7 +739,8 @@ def main(argv):
     try:
         run = load_run(args.run)
     except (OSError, ValueError, KeyError) as error:
-        print(f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
+        print(f"plot.py: {error}" if isinstance(error, run_folder.RunFolderError)
+              else f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
     try:
         written, notes, errors = write_figures(run, args.out or os.path.join(args.run, "figures"), formats,
@@ -752,4 +759,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError) as error:
+        # Values that parse but do not fit together (a hand-edited or foreign folder): one line, never a traceback.
+        print(f"plot.py: {sys.argv[1] if len(sys.argv) > 1 else 'RUN'}: the run's values do not fit together "
+              f"({type(error).__name__}: {error})", file=sys.stderr)
+        sys.exit(2)

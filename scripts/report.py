@@ -500,7 +500,8 @@ def main(argv):
     try:
         run = plot.load_run(args.run)
     except (OSError, ValueError, KeyError) as error:
-        print(f"report.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
+        print(f"report.py: {error}" if isinstance(error, plot.run_folder.RunFolderError)
+              else f"report.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
     path = os.path.join(args.run, "report.html")
     try:
@@ -523,4 +524,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError) as error:
+        # Values that parse but do not fit together (a hand-edited or foreign folder): one line, never a traceback.
+        print(f"report.py: {sys.argv[1] if len(sys.argv) > 1 else 'RUN'}: the run's values do not fit together "
+              f"({type(error).__name__}: {error})", file=sys.stderr)
+        sys.exit(2)

@@ -22,7 +22,7 @@ import time
 import pytest
 
 RUN_CSVS = ["timing.csv", "samples.csv", "entropy.csv"]
-RUN_FILES = RUN_CSVS + ["meta.json"]
+RUN_FILES = RUN_CSVS + ["meta.json", "journal"]  # journal: the commit record of each point
 
 REPS = 2
 FAST = ["--repetitions", str(REPS), "--min-time", "0.002"]  # every run but the interrupted ones

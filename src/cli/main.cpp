@@ -1,8 +1,33 @@
 // attnbench: benchmarks and ablates attention scoring functions in one RNN encoder-decoder.
+#include <cstdio>
 #include <iostream>
+#include <string>
+#include <string_view>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
+
+namespace {
+
+// A message as one line of reasonable length: control characters escaped, and the middle of
+// a very long message (a huge cell echoed back) replaced by " ... ".
+std::string one_line(std::string_view message) {
+  constexpr std::size_t kMaxLength = 600, kKeep = 290;
+  std::string line;
+  for (char c : message) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      line += c;
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+    line += c == '\n' ? "\\n" : escaped;
+  }
+  if (line.size() > kMaxLength) line = line.substr(0, kKeep) + " ... " + line.substr(line.size() - kKeep);
+  return line;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnbench: benchmark and ablate attention scorers inside one RNN encoder-decoder", "attnbench"};
@@ -33,13 +58,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attnbench: error: " << e.what() << "\n";
+    std::cerr << "attnbench: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
-    std::cerr << "attnbench: error: " << e.what() << "\n";
+    std::cerr << "attnbench: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "attnbench: failed: " << e.what() << "\n";
+    std::cerr << "attnbench: failed: " << one_line(e.what()) << "\n";
     return 1;
   }
   if (app.get_subcommands().empty()) {

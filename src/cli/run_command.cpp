@@ -98,7 +98,8 @@ SweepOptions sweep_options(const RunOptions& o) {
   s.quiet = o.quiet;
   if (o.max_memory_gib && !(*o.max_memory_gib > 0 && std::isfinite(*o.max_memory_gib)))
     throw std::invalid_argument("--max-memory: must be a positive number of GiB, got " + std::to_string(*o.max_memory_gib));
-  s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(*o.max_memory_gib * 1024 * 1024 * 1024)
+  constexpr double kMaxGib = 1e9;  // 10^9 GiB: far beyond any machine, still a 64-bit byte count
+  s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(std::min(*o.max_memory_gib, kMaxGib) * 1073741824.0)
                                         : available_memory_bytes() / 4 * 3;
   std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
   s.machine_json = project_root() / "results" / "machine.json";

@@ -1,5 +1,9 @@
 #include "core/model.hpp"
 
+#include <stdexcept>
+
+#include "core/checked_size.hpp"
+
 namespace attnbench {
 
 ScorerShape Model::scorer_shape() const {
@@ -7,6 +11,8 @@ ScorerShape Model::scorer_shape() const {
 }
 
 Model make_model(const Problem& p, ScorerFactory make_scorer) {
+  // Every buffer's element count is a product of these sizes: none may wrap.
+  if (estimated_bytes(p) == kSizeOverflow) throw std::length_error("the point's sizes overflow a 64-bit byte count");
   ParamSource source(p.init, p.seed);
   return make_model(source, p, make_scorer);
 }

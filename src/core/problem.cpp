@@ -6,6 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/checked_size.hpp"
+
 namespace attnbench {
 
 std::vector<std::int64_t> source_lengths(const Problem& p) {
@@ -18,18 +20,18 @@ std::vector<std::int64_t> source_lengths(const Problem& p) {
 }
 
 std::uint64_t estimated_bytes(const Problem& p) {
-  const double B = p.batch, L = p.src_len, E = p.enc_dim, D = p.dec_dim, A = p.attn_dim,
-               V = p.vocab, M = p.emb_dim, h = p.enc_hidden();
-  const double params = 2 * V * M                       // embeddings
-                        + 2 * (3 * h * M + 3 * h * h + 6 * h)  // BiGRU
-                        + h * D + D                      // bridge
-                        + A * (D + E + 2) + E * D + D * L  // scorer (largest of the family)
-                        + 3 * D * (M + E) + 3 * D * D + 6 * D  // GRU cell
-                        + V * (D + E) + V;               // output layer
-  const double activations = B * L * (M + 2 * E + 2 * A + 4)  // embedded source, H, keys, (B,L,A) scratch
-                             + B * (M + 2 * E + 4 * D + 2 * V);
+  const Size B = p.batch, L = p.src_len, E = p.enc_dim, D = p.dec_dim, A = p.attn_dim, V = p.vocab, M = p.emb_dim,
+             h = p.enc_hidden();
+  const Size params = Size(2) * V * M                                   // embeddings
+                      + Size(2) * (Size(3) * h * M + Size(3) * h * h + Size(6) * h)  // BiGRU
+                      + h * D + D                                       // bridge
+                      + A * (D + E + Size(2)) + E * D + D * L           // scorer (largest of the family)
+                      + Size(3) * D * (M + E) + Size(3) * D * D + Size(6) * D  // GRU cell
+                      + V * (D + E) + V;                                // output layer
+  const Size activations = B * L * (M + Size(2) * E + Size(2) * A + Size(4))  // embedded source, H, keys, scratch
+                           + B * (M + Size(2) * E + Size(4) * D + Size(2) * V);
   // oneDNN may keep a reordered copy of every weight.
-  return static_cast<std::uint64_t>(4.0 * (2 * params + activations));
+  return (Size(4) * (Size(2) * params + activations)).value;
 }
 
 std::uint64_t available_memory_bytes() {
@@ -76,6 +78,8 @@ void validate_sizes(const Problem& p) {
   require_positive("--attn-dim", p.attn_dim);
   require_positive("--vocab", p.vocab);
   require_positive("--threads", p.threads);
+  if (p.threads > kMaxThreads)
+    throw std::invalid_argument(fmt::format("--threads: must be at most {}, got {}", kMaxThreads, p.threads));
   if (p.enc_dim % 2 != 0)
     throw std::invalid_argument(fmt::format(
         "--enc-dim: must be even (it is 2 x the bidirectional encoder's hidden size), got {}", p.enc_dim));
@@ -88,6 +92,10 @@ void validate(const Problem& p) {
   validate_sizes(p);
   const std::uint64_t need = estimated_bytes(p);
   const std::uint64_t have = available_memory_bytes();
+  if (need == kSizeOverflow)
+    throw std::invalid_argument(fmt::format(
+        "problem too large: {} needs more bytes than 64 bits can count; reduce --batch, --src-len, --vocab or the dims",
+        repro_flags(p)));
   if (have != 0 && need > have * 3 / 4)
     throw std::invalid_argument(fmt::format(
         "problem too large: {} needs about {} > 75% of available memory ({}); reduce --batch, --src-len, --vocab "

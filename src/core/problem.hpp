@@ -27,7 +27,11 @@ struct Problem {
 // down to len_min (the last example). Example: batch 3, src_len 10, len_min 4 -> {10, 7, 4}.
 std::vector<std::int64_t> source_lengths(const Problem& p);
 
-// Bytes the harness allocates for p (parameters and activations), an upper estimate.
+// Most threads a point may ask for.
+inline constexpr int kMaxThreads = 4096;
+
+// Bytes the harness allocates for p (parameters and activations), an upper estimate;
+// kSizeOverflow (core/checked_size.hpp) when the count does not fit in 64 bits.
 std::uint64_t estimated_bytes(const Problem& p);
 
 // Bytes of memory available to this process now (MemAvailable), 0 if unknown.
@@ -37,7 +41,8 @@ std::uint64_t available_memory_bytes();
 // when a field is out of range.
 void validate_sizes(const Problem& p);
 
-// validate_sizes(), and refuses a point that would not fit in 75% of available memory.
+// validate_sizes(), and refuses a point whose byte count overflows or that would not fit in
+// 75% of available memory.
 void validate(const Problem& p);
 
 // The word of an enum value: to_string(Impl::fused) == "fused".

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "driver/csv_io.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
 #include "driver/statistics.hpp"
 
@@ -141,7 +142,10 @@ RunTables load_run(const std::filesystem::path& path) {
     samples = path.parent_path() / "samples.csv";
   }
 
-  const CsvDocument timing = read_csv(run.timing_path);
+  // In a run folder, only the rows its journal commits (run_journal.hpp).
+  const std::filesystem::path dir = run.timing_path.parent_path().empty() ? "." : run.timing_path.parent_path();
+  const bool whole_run = run.timing_path.filename() == "timing.csv" && samples.parent_path() == run.timing_path.parent_path();
+  const CsvDocument timing = whole_run ? read_run_csv(dir, "timing.csv") : read_csv(run.timing_path);
   refuse_mixed_hosts(timing);
   const std::vector<std::size_t> keys = key_columns(timing);
   const std::size_t median = require_column(timing, kMedianColumn);
@@ -158,10 +162,18 @@ RunTables load_run(const std::filesystem::path& path) {
 
   if (std::filesystem::is_regular_file(samples)) {
     run.samples_path = samples;
-    const CsvDocument doc = read_csv(samples);
+    const CsvDocument doc = whole_run ? read_run_csv(dir, "samples.csv") : read_csv(samples);
     const std::vector<std::size_t> sample_keys = key_columns(doc);
     const std::size_t ns = require_column(doc, kSamplesColumn);
-    for (const CsvRow& row : doc.rows) run.samples_ns[key_of(row, sample_keys)].push_back(parse_number(doc, row, ns));
+    const std::size_t repetition = require_column(doc, "repetition");
+    std::map<std::pair<TimingKey, std::string>, std::size_t> seen_samples;  // (key, repetition) -> line
+    for (const CsvRow& row : doc.rows) {
+      TimingKey key = key_of(row, sample_keys);
+      const auto [it, inserted] = seen_samples.emplace(std::make_pair(key, row.cells[repetition]), row.line);
+      if (!inserted)
+        throw CsvError(doc.where(row.line) + ": repeats the key and repetition of line " + std::to_string(it->second));
+      run.samples_ns[std::move(key)].push_back(parse_number(doc, row, ns));
+    }
   }
   return run;
 }

@@ -12,6 +12,7 @@ namespace {
 struct ParseState {
   std::vector<std::string> cells;
   std::vector<std::vector<std::string>> records;
+  bool open = false;  // a record is under way (its text began on an earlier line)
 };
 
 void on_field(void* data, std::size_t size, void* state) {
@@ -22,6 +23,7 @@ void on_record(int, void* state) {
   auto* s = static_cast<ParseState*>(state);
   s->records.push_back(std::move(s->cells));
   s->cells.clear();
+  s->open = false;
 }
 
 bool skipped(const std::string& line, bool allow_comments) {
@@ -42,6 +44,10 @@ std::string CsvDocument::where(std::size_t line) const { return path.string() + 
 CsvDocument read_csv(const std::filesystem::path& path, bool allow_comments) {
   std::ifstream in(path);
   if (!in) throw CsvError(path.string() + ": cannot open for reading");
+  return parse_csv(path, in, allow_comments);
+}
+
+CsvDocument parse_csv(const std::filesystem::path& path, std::istream& in, bool allow_comments) {
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) throw std::runtime_error("csv_init failed");
   const std::unique_ptr<csv_parser, void (*)(csv_parser*)> cleanup(&parser, csv_free);
@@ -53,8 +59,9 @@ CsvDocument read_csv(const std::filesystem::path& path, bool allow_comments) {
   std::size_t number = 0, record_start = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (state.cells.empty() && skipped(line, allow_comments)) continue;
-    if (state.cells.empty()) record_start = number;
+    if (!state.open && skipped(line, allow_comments)) continue;
+    if (!state.open) record_start = number;
+    state.open = true;
     line += '\n';
     if (csv_parse(&parser, line.data(), line.size(), on_field, on_record, &state) != line.size())
       throw CsvError(doc.where(number) + ": malformed CSV (" + csv_strerror(csv_error(&parser)) + ")");

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <istream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,9 @@ struct CsvDocument {
 // as many cells. Blank lines are skipped; with allow_comments, so are lines starting
 // with '#'. Throws CsvError naming file:line.
 CsvDocument read_csv(const std::filesystem::path& path, bool allow_comments = false);
+
+// read_csv() of text from `in`; `path` names it in messages.
+CsvDocument parse_csv(const std::filesystem::path& path, std::istream& in, bool allow_comments = false);
 
 // One CSV record with its newline; cells are quoted only where RFC 4180 needs it.
 // Example: csv_line({"a", "b,c"}) == "a,\"b,c\"\n".

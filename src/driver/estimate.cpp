@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked_size.hpp"
 #include "driver/cost_model.hpp"
 #include "driver/schema.hpp"
 
@@ -21,13 +22,13 @@ double stage_seconds(const Problem& p, std::string_view stage) {
 }  // namespace
 
 std::uint64_t point_memory_bytes(const GridPoint& point) {
-  std::uint64_t total = 0;
+  Size total = 0;
   for (const std::string& scorer : point.scorers) {
     Problem p = point.problem;
     p.scorer = scorer;
-    total += estimated_bytes(p);
+    total = total + Size(estimated_bytes(p));
   }
-  return total;
+  return total.value;
 }
 
 double point_seconds(const GridPoint& point, const BenchSettings& settings) {

@@ -10,7 +10,8 @@
 
 namespace attnbench {
 
-// Bytes the harnesses of all the point's scorers hold at once.
+// Bytes the harnesses of all the point's scorers hold at once; kSizeOverflow when the
+// count does not fit in 64 bits.
 std::uint64_t point_memory_bytes(const GridPoint& point);
 
 // Seconds the point is expected to take: set-up, one traced decode and every

@@ -161,11 +161,19 @@ std::string flag_name(std::string_view field) {
   return flag;
 }
 
-Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char list_separator) {
+Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char list_separator,
+            std::size_t max_points) {
   Grid grid;
   std::unordered_map<std::string, std::size_t> index;  // point_key -> position in grid
+  std::size_t planned = 0;                              // points of the blocks before this one
   for (std::size_t b = 0; b < blocks.size(); ++b) {
-    std::vector<std::string> scorers = {defaults.scorer};
+    std::vector<std::string> scorers;
+    try {
+      for (const Value& v : find_field("scorer")->parse(defaults.scorer, list_separator))
+        scorers.push_back(std::get<std::string>(v));
+    } catch (const std::invalid_argument& e) {
+      throw GridError("scorer", defaults.scorer, e.what(), b);
+    }
     std::vector<Dimension> dims;
     std::size_t points = 1;
     for (const auto& [name, spec] : blocks[b].fields) {
@@ -188,7 +196,13 @@ Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char 
       points *= dims.back().values.size();
       if (points > kMaxBlockPoints)
         throw GridError(name, spec, fmt::format("the block expands to more than {} points", kMaxBlockPoints), b);
+      if (planned + points > max_points)
+        throw GridError(name, spec,
+                        fmt::format("the grid expands to more than {} points in all (with {} before this block)",
+                                    max_points, planned),
+                        b);
     }
+    planned += points;
 
     // Odometer over dims: the last dimension varies fastest.
     std::vector<std::size_t> at(dims.size(), 0);

@@ -53,16 +53,19 @@ std::string flag_name(std::string_view field);
 // "--batch: bad value '0': must be a positive whole number"; `block` is for GridError::block().
 void check_sizes(const Problem& p, std::size_t block = 0);
 
-// Most points one block may expand to.
+// Most points one block, and all the blocks of a grid together, may expand to.
 inline constexpr std::size_t kMaxBlockPoints = 1000000;
+inline constexpr std::size_t kMaxGridPoints = kMaxBlockPoints;
 
 // Expands blocks into the union of their cartesian products, in first-seen order and
 // without duplicate points: blocks yielding the same Problem share one point whose
 // scorers are the union (first-seen order). Within a block the first field named varies
-// slowest; a block that names no scorer runs defaults.scorer. Every point passes
+// slowest; a block that names no scorer runs defaults.scorer (a scorer spec, e.g. "all").
+// The blocks together may expand to at most `max_points` points (counted before merging). Every point passes
 // validate_sizes() (memory is not checked here); impl onednn or fused, dtype f32 or bf16, init fast or torch.
 // Example: expand({{{{"src_len", "10,50"}, {"threads", "1,2"}}}}, Problem{}, ',') yields
 // (10,1), (10,2), (50,1), (50,2). Throws GridError naming the field, value and block.
-Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char list_separator);
+Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char list_separator,
+            std::size_t max_points = kMaxGridPoints);
 
 }  // namespace attnbench

@@ -59,12 +59,21 @@ nlohmann::json grid_to_json(const Grid& grid) {
 Grid grid_from_meta(const nlohmann::json& meta) {
   const PointSettings run_wide = settings_in(meta, PointSettings{});
   Grid grid;
+  std::size_t index = 0;
   for (const nlohmann::json& entry : meta.at("grid")) {
     GridBlock block;
     for (const std::string& field : problem_fields())
       if (field != "scorer") block.fields.emplace_back(field, entry.at(field).get<std::string>());
     block.fields.emplace_back("scorer", comma_list(entry.at("scorers")));
-    for (GridPoint& point : expand({block}, Problem{}, ',')) {
+    Grid points;
+    try {
+      points = expand({block}, Problem{}, ',');
+    } catch (const GridError& e) {
+      throw GridError("", "", "meta.json: field 'grid[" + std::to_string(index) + "]." + e.field() + "': bad value '" +
+                                  e.value() + "': " + e.reason());
+    }
+    ++index;
+    for (GridPoint& point : points) {
       point.settings = settings_in(entry, run_wide);
       grid.push_back(std::move(point));
     }

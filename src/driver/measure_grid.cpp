@@ -10,11 +10,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/checked_size.hpp"
 #include "driver/csv_io.hpp"
 #include "driver/estimate.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/progress.hpp"
 #include "driver/result_rows.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
 #include "driver/sweep_plan.hpp"
 
@@ -31,7 +33,7 @@ std::string measurement_id(const std::vector<std::string>& key_cells) {
 using StagesPresent = std::map<std::string, std::set<std::string>>;
 
 StagesPresent stages_present(const std::filesystem::path& dir) {
-  const CsvDocument doc = read_csv(dir / "timing.csv");
+  const CsvDocument doc = read_run_csv(dir, "timing.csv");
   StagesPresent present;
   for (const CsvRow& row : doc.rows) {
     std::vector<std::string> key;
@@ -43,7 +45,7 @@ StagesPresent stages_present(const std::filesystem::path& dir) {
 
 // The entropy rows already written, by key, so that a key is written once.
 std::set<std::string> written_entropy_keys(const std::filesystem::path& dir) {
-  const CsvDocument doc = read_csv(dir / "entropy.csv");
+  const CsvDocument doc = read_run_csv(dir, "entropy.csv");
   std::set<std::string> keys;
   for (const CsvRow& row : doc.rows)
     keys.insert(fmt::format("{}", fmt::join(row.cells.begin(), row.cells.begin() + schema::kEntropyKey.size(), "\x1f")));
@@ -79,29 +81,43 @@ std::string repro_command(const Problem& p, const BenchSettings& bench) {
 
 // The `skipped` status of a point that needs more than `max_memory`; empty when it fits.
 std::string memory_status(std::uint64_t need, std::uint64_t max_memory) {
+  if (need == kSizeOverflow) return "skipped: needs more bytes than 64 bits can count";
   if (need <= max_memory) return "";
   char status[128];
   std::snprintf(status, sizeof status, "skipped: needs %.3g GiB > --max-memory %.3g GiB", gib(need), gib(max_memory));
   return status;
 }
 
+// Skipped rows with `status` for every scorer x stage of `todo`.
+PointRows skipped_point(const GridPoint& todo, const std::string& status) {
+  PointRows rows;
+  for (const std::string& scorer : todo.scorers) {
+    Problem p = todo.problem;
+    p.scorer = scorer;
+    rows.timing += skipped_rows(p, status, repro_command(p, todo.settings.bench), todo.settings.bench.stages);
+  }
+  return rows;
+}
+
 // attnbench's rows for the scorers of `todo`: measured, or skipped when the point needs
-// more than --max-memory. An entropy key already in `entropy_written` is not written again.
+// more than --max-memory or its buffers cannot be allocated. An entropy key already in
+// `entropy_written` is not written again.
 PointRows measure_ours(const GridPoint& todo, const SweepOptions& options, const std::optional<Roofline>& roofline,
                        std::set<std::string>& entropy_written) {
   const BenchSettings& bench = todo.settings.bench;
   PointRows rows;
   if (todo.scorers.empty()) return rows;
   const std::string skip = memory_status(point_memory_bytes(todo), options.max_memory_bytes);
-  if (!skip.empty()) {
-    for (const std::string& scorer : todo.scorers) {
-      Problem p = todo.problem;
-      p.scorer = scorer;
-      rows.timing += skipped_rows(p, skip, repro_command(p, bench), bench.stages);
-    }
-    return rows;
+  if (!skip.empty()) return skipped_point(todo, skip);
+  std::vector<ScorerMeasurement> measured;
+  try {
+    measured = measure_point(todo, bench);
+  } catch (const std::bad_alloc&) {
+    return skipped_point(todo, "skipped: cannot allocate its buffers");
+  } catch (const std::length_error& e) {
+    return skipped_point(todo, std::string("skipped: ") + e.what());
   }
-  for (const ScorerMeasurement& m : measure_point(todo, bench)) {
+  for (const ScorerMeasurement& m : measured) {
     Problem p = todo.problem;
     p.scorer = m.scorer;
     const std::string entropy_id = fmt::format("{}", fmt::join(entropy_key(p), "\x1f"));

@@ -10,8 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/csv_io.hpp"
+#include "driver/folder_lock.hpp"
+#include "driver/meta_check.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/schema.hpp"
 #include "driver/train_rows.hpp"
 
@@ -34,12 +37,34 @@ void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* 
                                 first.string() + " has " + x.dump() + "; " + rule);
 }
 
-// The "slurm" entry of an existing out/meta.json (a run from `attnbench submit`), or null.
+// The "slurm" entry of an existing out/meta.json (a run from `attnbench submit`), checked
+// (check_slurm_entry), or null when there is none.
 nlohmann::json read_submitted(const std::filesystem::path& out) {
   std::ifstream in(out / "meta.json");
   if (!in) return nullptr;
   const nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
-  return meta.is_object() && meta.contains("slurm") ? meta["slurm"] : nlohmann::json(nullptr);
+  if (!meta.is_object() || !meta.contains("slurm")) return nullptr;
+  check_slurm_entry(meta["slurm"], (out / "meta.json").string());
+  return meta["slurm"];
+}
+
+// Creates `out` if needed and locks it (FolderLock): one writer at a time, then no run in it yet
+// (no `marker`, the file a run writes last). A folder this call created is removed again when it
+// cannot be taken.
+FolderLock take_out_folder(const std::filesystem::path& out, const std::string& marker) {
+  const bool existed = std::filesystem::exists(out);
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) throw std::invalid_argument(out.string() + ": cannot create the output folder (" + error.message() + ")");
+  try {
+    FolderLock lock(out, FolderLock::Wait::no);
+    if (std::filesystem::exists(out / marker))
+      throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
+    return lock;
+  } catch (...) {
+    if (!existed) std::filesystem::remove(out, error);  // only while empty
+    throw;
+  }
 }
 
 // Appends the rows of `file` in every shard to one text, each key (its first
@@ -51,7 +76,7 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
   std::set<std::vector<std::string>> seen;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const std::filesystem::path& dir = shards[i];
-    const CsvDocument doc = read_csv(dir / file);
+    const CsvDocument doc = read_run_csv(dir, file);
     if (header.empty()) {
       header = doc.header;
       std::vector<std::string> cells = header;
@@ -118,9 +143,8 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
       for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
-  const std::vector<MergedFile> files = merged_files(metas[0].value("kind", std::string()));
-  if (std::filesystem::exists(out / files.back().name))
-    throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
+  const bool train = metas[0].value("kind", std::string()) == "train";
+  const std::vector<MergedFile> files = merged_files(train ? "train" : "");
   std::vector<std::string> hosts;  // with --allow-mixed: each shard's host, for every row
   if (allow_mixed)
     for (const nlohmann::json& meta : metas)
@@ -128,11 +152,9 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
 
   std::vector<std::string> texts;
   for (const MergedFile& file : files) texts.push_back(merged_rows(shards, file.name.c_str(), file.key_columns, hosts));
-  const nlohmann::json submitted = read_submitted(out);
 
-  std::error_code error;
-  std::filesystem::create_directories(out, error);
-  if (error) throw std::invalid_argument(out.string() + ": cannot create the output folder (" + error.message() + ")");
+  const FolderLock lock = take_out_folder(out, files.back().name);  // held until the merged run is written
+  const nlohmann::json submitted = read_submitted(out);
   nlohmann::json meta = metas[0];
   meta["merged_from"] = nlohmann::json::array();
   bool complete = true;
@@ -153,6 +175,7 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
   meta["allow_mixed"] = allow_mixed;
   if (!submitted.is_null()) meta["slurm"] = submitted;
   for (std::size_t i = 0; i < files.size(); ++i) write_file_atomically(out / files[i].name, texts[i]);
+  if (!train) write_journal_for(out);  // a train folder has no journal: its final rows are written last
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
   return meta;
 }

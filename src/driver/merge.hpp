@@ -18,6 +18,9 @@ namespace attnbench {
 // oneDNN versions are refused unless allow_mixed; then every row of the merged CSVs
 // ends with a `host` column naming the machine that measured it. An existing
 // out/meta.json's "slurm" entry (from `attnbench submit`) is kept in the merged one.
+// Reads only the rows each shard's journal commits; holds out's FolderLock while it writes
+// (another writer there: std::invalid_argument "OUT: another attnbench is writing ...")
+// and writes a journal committing the merged files (run_journal.hpp).
 // Returns the meta.json it wrote.
 // The file whose rows count a run folder's finished points: train_final.csv for a train run
 // (meta.json "kind": "train"), else timing.csv.

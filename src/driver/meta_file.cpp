@@ -3,6 +3,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "driver/meta_check.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/run_meta.hpp"
 
@@ -14,8 +15,8 @@ nlohmann::json read_run_meta(const std::filesystem::path& dir) {
   if (!in) throw std::invalid_argument(path.string() + ": not found; is " + dir.string() + " a run folder?");
   nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
   if (meta.is_discarded()) throw std::invalid_argument(path.string() + ": not a run's meta.json (does not parse)");
-  if (!meta.is_object() || !meta.contains("grid") || !meta["grid"].is_array())
-    throw std::invalid_argument(path.string() + ": not a run's meta.json (no grid)");
+  if (!meta.is_object()) throw std::invalid_argument(path.string() + ": not a run's meta.json (not an object)");
+  check_run_meta(meta, path.string());
   return meta;
 }
 
@@ -27,11 +28,25 @@ RunMetaFile::RunMetaFile(std::filesystem::path dir, nlohmann::json start, bool r
   doc_["status"] = "running";
   if (resumed) doc_["resumed_utc"].push_back(utc_now());
   write();
+  reserve_room();
 }
+
+void RunMetaFile::reserve_room() const {
+  // Room for the last rewrite: the document, its end fields and an error message of up to kMaxError.
+  const std::string zeros(doc_.dump(2).size() + kMaxError + 4096, '\0');
+  try {
+    write_file_atomically(reserve_path(), zeros);
+  } catch (const RunFolderIoError&) {  // no room even now: the run's first append will say so
+  }
+}
+
+std::filesystem::path RunMetaFile::reserve_path() const { return path_.string() + ".reserve"; }
 
 void RunMetaFile::finish(std::string_view status, std::size_t points_done, std::string_view error) {
   doc_["status"] = status;
-  if (!error.empty()) doc_["error"] = error;
+  if (!error.empty()) doc_["error"] = error.substr(0, kMaxError);
+  std::error_code ignored;
+  std::filesystem::remove(reserve_path(), ignored);  // frees the room reserved for this write
   doc_["end_utc"] = utc_now();
   doc_["points_done_this_session"] = points_done;
   write();

@@ -13,7 +13,8 @@
 namespace attnbench {
 
 // Reads DIR/meta.json. Throws std::invalid_argument "DIR/meta.json: not found; is DIR a run
-// folder?", or "DIR/meta.json: not a run's meta.json (...)" when it does not parse or has no grid.
+// folder?", or "DIR/meta.json: not a run's meta.json (...)" when it does not parse or is no object,
+// or check_run_meta()'s "DIR/meta.json: field 'F': ..." for a field of the wrong type or range.
 nlohmann::json read_run_meta(const std::filesystem::path& dir);
 
 // The meta.json of the run being made, kept in memory and rewritten whole (atomically)
@@ -28,11 +29,16 @@ class RunMetaFile {
               const nlohmann::json& roofline);
 
   // Ends the session: status ("complete", "interrupted" or "failed"), end_utc, the points
-  // done in this session and, when not empty, the error. Writes it.
+  // done in this session and, when not empty, the error (its first kMaxError bytes). Writes
+  // it in the room the constructor reserved (meta.json.reserve, removed first), so that a
+  // full disk still gets its "failed" status and error.
   void finish(std::string_view status, std::size_t points_done, std::string_view error = "");
 
  private:
+  static constexpr std::size_t kMaxError = 2000;
   void write() const;
+  void reserve_room() const;
+  std::filesystem::path reserve_path() const;
 
   std::filesystem::path path_;
   nlohmann::json doc_;

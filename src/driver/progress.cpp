@@ -9,6 +9,8 @@
 namespace attnbench {
 
 std::string format_duration(double seconds) {
+  if (!(seconds >= 0)) return "?";
+  if (seconds >= 1e8) return fmt::format("{:.3g}h", seconds / 3600);  // beyond a few years: never a wrapped integer
   const long s = static_cast<long>(seconds + 0.5);
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);

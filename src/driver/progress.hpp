@@ -25,7 +25,7 @@ class Progress {
   std::chrono::steady_clock::time_point started_;
 };
 
-// "1h02m", "3m05s", "42s".
+// "1h02m", "3m05s", "42s"; "2.78e+10h" from 10^8 s on; "?" for a negative or NaN estimate.
 std::string format_duration(double seconds);
 
 }  // namespace attnbench

@@ -1,31 +1,59 @@
-// A run's output folder: timing.csv, samples.csv, entropy.csv (appended point by
-// point, each point's rows written whole and flushed) and meta.json.
+// A run's output folder: timing.csv, samples.csv, entropy.csv, journal and meta.json
+// (results/README.md). Crash-safe by construction: a point's rows are appended to the CSVs,
+// then committed by one journal line (run_journal.hpp); an append that fails is rolled back.
+// One writer at a time: the writer holds an exclusive flock on the folder.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace attnbench {
 
+// A write the system refused (disk full, I/O error): what() is "PATH: OS reason", e.g.
+// "results/x/timing.csv: No space left on device". Not the user's input: exit 1.
+class RunFolderIoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class RunFolder {
  public:
-  // Creates `dir` (and parents) and the CSVs with their headers, or, with
-  // `resume`, opens the existing ones for appending. Throws std::invalid_argument
-  // naming the folder when it cannot be created or written, before any work.
+  // Creates `dir` (and parents), locks it, and writes the CSV headers and the journal's
+  // first record; or, with `resume`, locks it and recovers it: drops every byte the journal
+  // does not commit (an interrupted append, a torn tail), and from a record the files no
+  // longer match (a damaged file) on, so that the points after it are measured again.
+  // Throws std::invalid_argument naming the folder when it cannot be created or written,
+  // when another process writes it ("another attnbench is writing ..."), when a new run's
+  // folder already holds a run, or when a file's header is not this version's.
   RunFolder(std::filesystem::path dir, bool resume);
+  ~RunFolder();
+  RunFolder(RunFolder&&) noexcept;
+  RunFolder& operator=(RunFolder&&) noexcept;
 
-  // Appends one point's rows to the three files inside a WriteSection: a signal that
-  // abandons the run waits until all three are on disk, so no file holds half a point.
+  // Appends one point's rows to the three files and commits them with one journal line,
+  // inside a WriteSection. On failure every file is cut back to the last commit and
+  // RunFolderIoError names the file and the OS reason.
   void append(const std::string& timing, const std::string& samples, const std::string& entropy);
 
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
+  struct Files;
   std::filesystem::path dir_;
+  std::unique_ptr<Files> files_;
 };
 
-// Writes `text` to `path` through a temporary file and a rename (never half a file).
+// Writes `text` to `path` through a temporary file, fsync and a rename (never half a file).
+// Throws RunFolderIoError "PATH: OS reason" and leaves no temporary file behind.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Writes a journal committing the files of `dir` as they are (a folder made without one:
+// by `merge`, or by an older attnbench).
+void write_journal_for(const std::filesystem::path& dir);
 
 // A new folder name for a run started now: results/<scenario>/<UTC timestamp>.
 std::filesystem::path default_run_dir(const std::filesystem::path& results_root, const std::string& scenario);

@@ -45,6 +45,7 @@ int repetitions(std::string_view text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value < 1)
     throw std::invalid_argument("must be a whole number of at least 1");
+  if (value > kMaxRepetitions) throw std::invalid_argument("must be at most " + std::to_string(kMaxRepetitions));
   return value;
 }
 
@@ -55,6 +56,8 @@ double seconds(std::string_view text) {
   const double value = copy.empty() ? 0.0 : std::strtod(copy.c_str(), &end);
   if (copy.empty() || end != copy.c_str() + copy.size() || errno != 0 || !std::isfinite(value) || !(value > 0))
     throw std::invalid_argument("must be a positive number of seconds");
+  if (value > kMaxMinTime)
+    throw std::invalid_argument("must be at most " + std::to_string(static_cast<int>(kMaxMinTime)) + " seconds");
   return value;
 }
 

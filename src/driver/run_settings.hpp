@@ -15,6 +15,10 @@ namespace attnbench {
 // Every timed stage, in schema order: {"keys", "score", ..., "decode", "train_step"}.
 inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
 
+// Most repetitions, and longest min_time (seconds), a point may ask for.
+inline constexpr int kMaxRepetitions = 100000;
+inline constexpr double kMaxMinTime = 3600;
+
 // The stages timed when --stages is not given, in schema order: every stage of
 // driver/stages.def but the opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
 inline std::vector<std::string> default_stages() {
@@ -49,8 +53,8 @@ bool is_setting(std::string_view column);
 
 // Sets setting `name` (one of setting_names()) of `settings` from its text: a name (letters,
 // digits, '_', '-', '.'), a list of stages separated by `list_separator` (',' on the command
-// line, ';' in a scenario cell; stored in schema order), a whole number of repetitions >= 1,
-// a positive number of seconds, or a peer, `torch` or `none`.
+// line, ';' in a scenario cell; stored in schema order), a whole number of repetitions from 1
+// to kMaxRepetitions, a positive number of seconds up to kMaxMinTime, or a peer, `torch` or `none`.
 // Example: set_setting(s, "stages", "step;keys", ';') makes s.bench.stages {"keys", "step"}.
 // Throws std::invalid_argument with the reason alone, e.g. "unknown stage 'x'; known: keys, ...".
 void set_setting(PointSettings& settings, std::string_view name, std::string_view text, char list_separator);

@@ -143,7 +143,7 @@ std::string point_key(const Problem& p) {
 }
 
 // The points of one row, each with the row's settings.
-Grid expand_row(const Row& row, const Problem& defaults) {
+Grid expand_row(const Row& row, const Problem& defaults, std::size_t max_points) {
   PointSettings settings;
   GridBlock block;
   for (const Cell& cell : row.cells) {
@@ -159,7 +159,7 @@ Grid expand_row(const Row& row, const Problem& defaults) {
   }
   Grid points;
   try {
-    points = expand({block}, defaults, ';');
+    points = expand({block}, defaults, ';', max_points);
   } catch (const GridError& e) {
     const auto cell =
         std::find_if(row.cells.begin(), row.cells.end(), [&](const Cell& c) { return c.column == e.field(); });
@@ -182,8 +182,11 @@ Scenario load_scenario(const std::filesystem::path& file, const Problem& default
   scenario.files = reader.files;
   std::unordered_map<std::string, std::size_t> index;  // point_key -> position in the grid
   std::vector<std::string> planned_at;                 // where each point's first row is
+  std::size_t planned = 0;  // points of the rows before, counted before merging
   for (const Row& row : reader.rows) {
-    for (GridPoint& point : expand_row(row, defaults)) {
+    Grid points = expand_row(row, defaults, kMaxGridPoints - planned);
+    planned += points.size();
+    for (GridPoint& point : points) {
       const auto [it, inserted] = index.try_emplace(point_key(point.problem), scenario.grid.size());
       if (inserted) {
         scenario.grid.push_back(std::move(point));

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
+#include "driver/folder_lock.hpp"
 #include "driver/merge.hpp"
+#include "driver/meta_check.hpp"
 #include "driver/run_folder.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/slurm_plan.hpp"
 
 namespace attnbench {
@@ -20,10 +24,29 @@ nlohmann::json read_json(const std::filesystem::path& file) {
   return value.is_discarded() ? nlohmann::json() : value;
 }
 
-// Data rows of a CSV file: its lines less the header (rows are appended whole, one a line).
-std::size_t data_rows(const std::filesystem::path& csv) {
-  std::ifstream in(csv);
+// Data rows of a run folder's timing.csv that its journal commits: the committed lines less
+// the header (rows are appended whole, one a line; a quoted cell holds no newline). A tail
+// no record commits (a shard killed mid-append) is not counted.
+std::size_t data_rows(const std::filesystem::path& folder) {
+  std::ifstream in(folder / "timing.csv", std::ios::binary);
   if (!in) return 0;
+  std::uint64_t committed = 0;
+  try {
+    committed = committed_state(folder).ends.at(0);
+  } catch (const std::exception&) {  // a journal of another kind: nothing is committed
+    return 0;
+  }
+  std::string text(static_cast<std::size_t>(committed), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  return lines > 0 ? static_cast<std::size_t>(lines - 1) : 0;
+}
+
+// The rows of a CSV file that has no journal (a train folder's, whose rows are whole once
+// written: the sweep appends them under a WriteSection).
+std::size_t data_rows_unjournaled(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
   const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
   return lines > 0 ? static_cast<std::size_t>(lines - 1) : 0;
 }
@@ -73,8 +96,9 @@ RunState read_run_state(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(meta_path))
     throw std::invalid_argument(meta_path.string() + ": not found; give the folder `attnbench submit` printed");
   run.meta = read_json(meta_path);
-  if (!run.meta.is_object() || !run.meta.contains("slurm") || !run.meta["slurm"].is_object())
+  if (!run.meta.is_object() || !run.meta.contains("slurm"))
     throw std::invalid_argument(meta_path.string() + ": not a run made by `attnbench submit` (no \"slurm\" entry)");
+  check_slurm_run_meta(run.meta, meta_path.string());
   const nlohmann::json& slurm = run.meta["slurm"];
   const nlohmann::json submissions = slurm.value("submissions", nlohmann::json::array());
   run.shard_count = slurm.value("shards", 0);
@@ -105,8 +129,11 @@ RunState read_run_state(const std::filesystem::path& dir) {
     lookup(s.job, s.slurm_state, s.slurm_reason);
     const std::filesystem::path folder = shard_dir(dir, k);
     const nlohmann::json shard_meta = read_json(folder / "meta.json");
-    s.folder_status = shard_meta.is_object() ? shard_meta.value("status", std::string("unknown")) : "missing";
-    s.rows = data_rows(folder / finished_rows_file(shard_meta.is_object() ? shard_meta.value("kind", std::string()) : ""));
+    s.folder_status = shard_meta.is_object() ? "unknown" : "missing";
+    if (shard_meta.is_object() && shard_meta.contains("status") && shard_meta["status"].is_string())
+      s.folder_status = shard_meta["status"].get<std::string>();
+    const bool train = shard_meta.is_object() && shard_meta.contains("kind") && shard_meta["kind"] == "train";
+    s.rows = train ? data_rows_unjournaled(folder / finished_rows_file("train")) : data_rows(folder);
     s.verdict = verdict_of(s, run.slurm_answered);
     run.shards.push_back(s);
   }
@@ -129,6 +156,7 @@ std::vector<std::string> tail_lines(const std::filesystem::path& file, std::size
 }
 
 void write_run_meta(const std::filesystem::path& dir, const nlohmann::json& meta) {
+  const FolderLock lock(dir, FolderLock::Wait::yes);  // after a merge writing there has ended
   write_file_atomically(dir / "meta.json", meta.dump(2) + "\n");
 }
 

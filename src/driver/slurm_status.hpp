@@ -23,7 +23,7 @@ struct ShardState {
   std::string job;                     // "12_3": the array task of its latest submission, empty if never submitted
   std::string slurm_state, slurm_reason;  // empty when Slurm does not know the task (any more)
   std::string folder_status;           // the shard's meta.json status; "missing" without a folder
-  std::size_t rows = 0;                // data rows in its timing.csv
+  std::size_t rows = 0;                // data rows its journal commits in its timing.csv
   std::filesystem::path log;           // its Slurm output file of the latest submission
 };
 
@@ -43,7 +43,8 @@ struct RunState {
 };
 
 // Reads DIR/meta.json of a run made by `attnbench submit` (throws std::invalid_argument
-// naming the file when it is missing or was not submitted), asks Slurm about its jobs
+// naming the file when it is missing or was not submitted, or check_slurm_run_meta()'s
+// "DIR/meta.json: field 'F': ..." for a field of the wrong type or range), asks Slurm about its jobs
 // and reads every shard folder. A shard is done when its folder's run is complete,
 // pending or running while Slurm says so, failed otherwise (or, when Slurm does not
 // answer, by its folder: running, or pending while it has none).
@@ -52,7 +53,8 @@ RunState read_run_state(const std::filesystem::path& dir);
 // The last `lines` lines of a text file; empty when it cannot be read.
 std::vector<std::string> tail_lines(const std::filesystem::path& file, std::size_t lines);
 
-// Replaces DIR/meta.json with `meta` (atomically).
+// Replaces DIR/meta.json with `meta` (atomically), holding DIR's FolderLock (waiting for
+// a merge that writes DIR to end).
 void write_run_meta(const std::filesystem::path& dir, const nlohmann::json& meta);
 
 }  // namespace attnbench

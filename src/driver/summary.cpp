@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver/csv_io.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/statistics.hpp"
 
 namespace attnbench {
@@ -25,8 +26,8 @@ std::vector<std::string> values_in(const CsvDocument& doc, std::size_t column) {
 }  // namespace
 
 std::string summary_table(const std::filesystem::path& run_dir) {
-  const CsvDocument timing = read_csv(run_dir / "timing.csv");
-  const CsvDocument entropy = read_csv(run_dir / "entropy.csv");
+  const CsvDocument timing = read_run_csv(run_dir, "timing.csv");
+  const CsvDocument entropy = read_run_csv(run_dir, "entropy.csv");
   const std::size_t scorer = *timing.column("scorer"), impl = *timing.column("impl"), stage = *timing.column("stage"),
                     src_len = *timing.column("src_len"), per_step = *timing.column("ns_per_step"),
                     status = *timing.column("status");

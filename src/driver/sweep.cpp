@@ -115,8 +115,12 @@ int run_sweep(const SweepOptions& options) {
   std::size_t points_done = 0;
   try {
     measure_grid(grid, options, run.folder, run.peer.get(), roofline, points_done);
-  } catch (const std::exception& error) {  // e.g. the peer failed: the run's files stay valid
-    meta.finish("failed", points_done, error.what());
+  } catch (const std::exception& error) {  // e.g. the peer failed, a disk full: the run's files stay valid
+    try {
+      meta.finish("failed", points_done, error.what());
+    } catch (const std::exception& also) {  // the disk may still be full: the first error is the news
+      throw RunFolderIoError(std::string(error.what()) + " (and meta.json could not record it: " + also.what() + ")");
+    }
     throw;
   }
   return finish_run(meta, options, points_done, grid.size());

@@ -28,12 +28,21 @@ std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 // --- tanh ------------------------------------------------------------------------------------
 
-// Bounds fast_tanh keeps for every float (measured on all 2^32 bit patterns, with and
-// without FMA: 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at x = 0.174): 2.5 ulp
-// of values near 1. In a score v . tanh(z) over A terms that adds at most
-// 1.5e-7 * sum |v_a|, far inside the 1e-5 relative tolerance of the scorer checks.
-constexpr double kTanhAbsError = 1.5e-7;
-constexpr double kTanhRelError = 1.8e-7;
+// Bounds fast_tanh keeps for every float (measured on all 2^32 bit patterns). With FMA
+// (the AVX2 and AVX-512 clones): 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at
+// x = 0.174, 2.5 ulp of values near 1. Without FMA (the baseline clone) the division's
+// Newton residual n - d q is rounded: 1.77e-7 absolute at x = 2.975, 2.25e-7 relative at
+// x = 0.152; both within the 2e-7 absolute the fused path promises. In a score
+// v . tanh(z) over A terms that adds at most 2e-7 * sum |v_a|, far inside the 1e-5
+// relative tolerance of the scorer checks.
+struct TanhBounds {
+  double abs, rel;
+};
+constexpr TanhBounds kWithFma{1.5e-7, 1.8e-7};
+constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
+
+// The bounds of the clone this CPU runs: with FMA on every AVX2 CPU.
+TanhBounds dispatched_bounds() { return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma; }
 
 // The largest absolute and relative errors of y against std::tanh(double(x)).
 struct TanhErrors {
@@ -55,8 +64,8 @@ struct TanhErrors {
     }
   }
 
-  ::testing::AssertionResult within_bounds() const {
-    if (abs <= kTanhAbsError && rel <= kTanhRelError) return ::testing::AssertionSuccess();
+  ::testing::AssertionResult within(TanhBounds bounds) const {
+    if (abs <= bounds.abs && rel <= bounds.rel) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "max abs error " << abs << " at x = " << abs_at << ", max rel error "
                                          << rel << " at x = " << rel_at;
   }
@@ -90,7 +99,7 @@ TEST(FusedTanh, InlineFunctionMeetsItsBoundsOnADenseSetOfFloats) {
   const TanhErrors errors = errors_by_stride(127, [](const std::vector<float>& x, std::vector<float>& y) {
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = fused::fast_tanh(x[i]);
   });
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(kWithoutFma));
 }
 
 TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnADenseSetOfFloats) {
@@ -98,7 +107,7 @@ TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnADenseSetOfFloats) {
   const TanhErrors errors = errors_by_stride(113, [](const std::vector<float>& x, std::vector<float>& y) {
     fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
   });
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(dispatched_bounds()));
 }
 
 TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnAnEvenGrid) {
@@ -108,7 +117,7 @@ TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnAnEvenGrid) {
   fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
   TanhErrors errors;
   errors.add(x, y);
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(dispatched_bounds()));
   EXPECT_GT(errors.abs, 0.0);  // the check does see errors: fast_tanh is not exact
 }
 

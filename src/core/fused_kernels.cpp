@@ -50,7 +50,28 @@ void dot_rows(const float* __restrict rows, const float* __restrict x, std::int6
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const float* __restrict rows, const float* __restrict x, const float* __restrict v,
                    std::int64_t n, std::int64_t width, float* __restrict out) {
-  for (std::int64_t j = 0; j < n; ++j) {
+  std::int64_t j = 0;
+  // Four rows at a time: four independent tanh chains in flight (the loop is bound by
+  // their latency, not by memory), each x[k] and v[k] loaded once for all four.
+  for (; j + 4 <= n; j += 4) {
+    const float* __restrict r0 = rows + j * width;
+    const float* __restrict r1 = r0 + width;
+    const float* __restrict r2 = r1 + width;
+    const float* __restrict r3 = r2 + width;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::int64_t k = 0; k < width; ++k) {
+      s0 += v[k] * fast_tanh(r0[k] + x[k]);
+      s1 += v[k] * fast_tanh(r1[k] + x[k]);
+      s2 += v[k] * fast_tanh(r2[k] + x[k]);
+      s3 += v[k] * fast_tanh(r3[k] + x[k]);
+    }
+    out[j] = s0;
+    out[j + 1] = s1;
+    out[j + 2] = s2;
+    out[j + 3] = s3;
+  }
+  for (; j < n; ++j) {
     const float* __restrict row = rows + j * width;
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)

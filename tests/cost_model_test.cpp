@@ -42,8 +42,37 @@ TEST(CostModel, FusedAdditiveHasTheSameFlopsButReadsKeysOnce) {
   EXPECT_DOUBLE_EQ(fused.flops, onednn.flops);
   const double query_bytes = 4.0 * (5 * 6 + 2 * 5 + 2 * 6);
   EXPECT_DOUBLE_EQ(fused.bytes, query_bytes + 4.0 * (2 * 3 * 6 + 6 + 2 * 3));
-  // additive_linear drops the tanh: one flop fewer per element.
-  EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear", Impl::fused), "score").flops, fused.flops - 2 * 3 * 6);
+  // oneDNN's additive_linear drops the tanh: one flop fewer per element.
+  EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear"), "score").flops, onednn.flops - 2 * 3 * 6);
+}
+
+TEST(CostModel, FusedDotFromAnnotationsReadsHOncePerStep) {
+  // B2 L3 E4 D5 A6 scores from H (U^T W is 20 floats against W and the keys' 66).
+  const Problem p = small("scaled_dot", Impl::fused);
+  // q = (U^T W / sqrt(A)) s: 2 x 2*5*4 flops; q . h_j: 2 x 2*3*4; no keys stage.
+  const StageCost score = stage_cost(p, "score");
+  EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 * 4 + 2.0 * 2 * 3 * 4);
+  EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 * 4 + 2 * 5 + 2 * 4) + 4.0 * (2 * 3 * 4 + 2 * 3));
+  EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 0.0);
+  // The step: score and attend, H (B, L, E) counted once.
+  const StageCost step = stage_cost(p, "step"), attend = stage_cost(p, "attend");
+  EXPECT_DOUBLE_EQ(step.flops, score.flops + attend.flops);
+  EXPECT_DOUBLE_EQ(step.bytes, score.bytes + attend.bytes - 4.0 * 2 * 3 * 4);
+}
+
+TEST(CostModel, FusedLinearAdditiveStepIsTheQueryScoreAndCopies) {
+  const Problem p = small("additive_linear", Impl::fused);
+  // (W^T v) . s per example: 2 x 2*5 flops, W^T v (5), s (2*5) read, 2 written; + BL adds,
+  // key scores read and e written.
+  const StageCost score = stage_cost(p, "score");
+  EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 + 2 * 3);
+  EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 + 2 * 5 + 2) + 4.0 * (2 * 3 + 2 * 3));
+  // The step adds the copies of the per-sequence alpha (B, L) and c (B, E).
+  const StageCost step = stage_cost(p, "step");
+  EXPECT_DOUBLE_EQ(step.flops, score.flops);
+  EXPECT_DOUBLE_EQ(step.bytes, score.bytes + 4.0 * (2 * 3 + 2 * 4));
+  // Keys: (U^T v) . h_j for every position.
+  EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 2.0 * 2 * 3 * 4);
 }
 
 TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {

@@ -16,6 +16,7 @@
 #include "core/reference.hpp"
 #include "impl_support.hpp"
 #include "test_support.hpp"
+#include "variants/dot.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -181,7 +182,87 @@ TEST_P(FusedStep, LargeQueryOnOneDnnMatchesReference) {
   EXPECT_TRUE(near_reference("context", ours.context, ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim)));
 }
 
+TEST_P(FusedStep, StaticAlignmentKeepsTheFirstStepsWeightsAndContextBitForBit) {
+  // additive_linear's weights and context do not depend on the step: FusedAttend::prepare
+  // computes them once and every step copies them, the same bits as the first step's attend().
+  const Problem p = parallel_point(GetParam());
+  Model model = make_model(p, find_scorer(p.scorer).make);
+  OneDnnContext ctx(p.threads);
+  Harness harness(ctx, model);
+  harness.encode();
+  harness.prepare_keys();
+  harness.score();
+  harness.attend();
+  const std::vector<float> weights = harness.weights(), context = harness.context();
+  const DecodeTrace trace = harness.run_traced();
+  ASSERT_GE(trace.steps.size(), 2u);
+  const bool is_static = model.scorer->alignment_logits() != nullptr;
+  EXPECT_EQ(is_static, p.scorer == "additive_linear");
+  for (std::size_t t = 1; t < trace.steps.size(); ++t) {
+    SCOPED_TRACE("step " + std::to_string(t));
+    // Static: the same weights and context at every step; otherwise the state moves them.
+    EXPECT_EQ(trace.steps[t].weights == trace.steps[0].weights, is_static);
+    EXPECT_EQ(trace.steps[t].context == trace.steps[0].context, is_static);
+  }
+  if (is_static) {
+    EXPECT_EQ(trace.steps[0].weights, widen(weights));
+    EXPECT_EQ(trace.steps[0].context, widen(context));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllScorers, FusedStep, ::testing::ValuesIn(all_scorer_names()),
+                         [](const auto& info) { return info.param; });
+
+// --- dot and scaled_dot: from the keys or from H with the folded query -------------------------
+
+TEST(FusedDotAlgorithm, WorkOfBothPathsAndTheChoice) {
+  // Paper sizes B80 L50 E2000 D1000 A1000: the keys path reads W and the keys (1M + 4M
+  // floats, 80M + 4M multiply-adds), the folded one U^T W (2M floats) for 160M + 8M
+  // multiply-adds: at 16 multiply-adds per float the keys win.
+  const ScorerShape paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
+  const DotStepWork keys = dot_step_work(paper, false), folded = dot_step_work(paper, true);
+  EXPECT_DOUBLE_EQ(keys.floats, 1e6 + 4e6);
+  EXPECT_DOUBLE_EQ(keys.macs, 80e6 + 4e6);
+  EXPECT_DOUBLE_EQ(folded.floats, 2e6);
+  EXPECT_DOUBLE_EQ(folded.macs, 160e6 + 8e6);
+  EXPECT_DOUBLE_EQ(keys.cost(), 5e6 + 84e6 / kMacsPerFloatRead);
+  EXPECT_FALSE(dot_scores_from_annotations(paper));
+  // The lesson: keys 640 + 640 floats, folded 320 floats and 640 + 320 multiply-adds.
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, false).floats, 1280);
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, true).macs, 960);
+  EXPECT_TRUE(dot_scores_from_annotations(lesson));
+}
+
+class FusedDotPaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedDotPaths, BothPathsMatchReferenceMaskedOnOneAndTwoThreads) {
+  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W.
+  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 34, 33, 17};
+  ASSERT_FALSE(dot_scores_from_annotations(from_keys));
+  ASSERT_TRUE(dot_scores_from_annotations(from_annotations));
+  for (const ScorerShape& shape : {from_keys, from_annotations})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("E " + std::to_string(shape.enc_dim) + ", threads " + std::to_string(threads));
+      const std::vector<std::int64_t> lengths = {shape.src_len, 2, shape.src_len - 1};
+      ParamSource source(InitKind::torch, 7);
+      const std::unique_ptr<Scorer> scorer = find_scorer(GetParam()).make(source, shape);
+      const std::vector<float> H = random_floats(count(shape.batch * shape.src_len * shape.enc_dim), 15);
+      const std::vector<float> s = random_floats(count(shape.batch * shape.dec_dim), 16);
+      OneDnnContext ctx(threads);
+      const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused);
+      std::vector<double> e = scorer->reference_score(widen(s), widen(H));
+      const std::vector<double> alpha = ref::masked_softmax(e, shape.batch, shape.src_len, lengths);
+      for (std::int64_t b = 0; b < shape.batch; ++b)
+        for (std::int64_t j = lengths[count(b)]; j < shape.src_len; ++j)
+          e[count(b * shape.src_len + j)] = -std::numeric_limits<double>::infinity();
+      EXPECT_TRUE(near_reference("scores", ours.scores, e));
+      EXPECT_TRUE(near_reference("weights", ours.weights, alpha));
+      EXPECT_TRUE(near_reference("context", ours.context,
+                                 ref::context(alpha, widen(H), shape.batch, shape.src_len, shape.enc_dim)));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(DotScorers, FusedDotPaths, ::testing::Values("dot", "scaled_dot"),
                          [](const auto& info) { return info.param; });
 
 TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {

@@ -21,6 +21,15 @@ class AdditiveScorer final : public Scorer {
 
   void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    folded_ = impl == Impl::fused && !use_tanh_;
+    if (folded_) {
+      // v.(W s + U h_j) = (W^T v).s + (U^T v).h_j: two vectors instead of keys and a query.
+      key_weights_ = transposed_times_v(U_);
+      query_weights_ = transposed_times_v(W_);
+      key_scores_.assign(static_cast<std::size_t>(B * L), 0.f);
+      query_scores_.assign(static_cast<std::size_t>(B), 0.f);
+      return;
+    }
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
@@ -38,6 +47,10 @@ class AdditiveScorer final : public Scorer {
   }
 
   void prepare(const float* H) override {
+    if (folded_) {
+      fused::dot_rows(H, key_weights_.data(), shape_.batch * shape_.src_len, shape_.enc_dim, key_scores_.data());
+      return;
+    }
     keys_op_.run(H, keys_.data());
     if (!use_tanh_) v_op_.run(keys_.data(), key_scores_.data());
   }
@@ -53,10 +66,11 @@ class AdditiveScorer final : public Scorer {
   }
 
   void fused_query(const float* s) override {
-    fused_query_op_.run(s, query_.data());
-    // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q once per example.
-    if (!use_tanh_)
-      fused::dot_rows(query_.data(), v_.weight.data(), shape_.batch, shape_.attn_dim, query_scores_.data());
+    // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q = (W^T v).s once per example.
+    if (folded_)
+      fused::dot_rows(s, query_weights_.data(), shape_.batch, shape_.dec_dim, query_scores_.data());
+    else
+      fused_query_op_.run(s, query_.data());
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
@@ -68,6 +82,18 @@ class AdditiveScorer final : public Scorer {
       const float query_score = query_scores_[static_cast<std::size_t>(b)];
       for (std::int64_t j = 0; j < len; ++j) e_b[j] = key_scores[j] + query_score;
     }
+  }
+
+  // M^T v for M = W (A, D) or U (A, E): the vector whose dot with x is v.(M x), summed in double.
+  std::vector<float> transposed_times_v(const LinearParams& M) const {
+    std::vector<float> folded(static_cast<std::size_t>(M.in));
+    for (std::int64_t i = 0; i < M.in; ++i) {
+      double sum = 0.0;
+      for (std::int64_t a = 0; a < M.out; ++a)
+        sum += static_cast<double>(v_.weight[static_cast<std::size_t>(a)]) * M.weight[static_cast<std::size_t>(a * M.in + i)];
+      folded[static_cast<std::size_t>(i)] = static_cast<float>(sum);
+    }
+    return folded;
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -90,11 +116,13 @@ class AdditiveScorer final : public Scorer {
  private:
   ScorerShape shape_;
   bool use_tanh_;
+  bool folded_ = false;  // additive_linear, fused: scores from key_weights_ and query_weights_
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
+  std::vector<float> key_weights_, query_weights_;  // U^T v (E) and W^T v (D) when folded_
 };
 
 std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {

@@ -1,5 +1,6 @@
 #include "variants/dot.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/fused_kernels.hpp"
@@ -21,7 +22,14 @@ class DotScorer final : public Scorer {
 
   void build(OneDnnContext& ctx, Impl impl) override {
     impl_ = impl;
-    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    from_annotations_ = impl == Impl::fused && dot_scores_from_annotations(shape_);
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
+    if (from_annotations_) {
+      // e_j = (scale U^T W s) . h_j: one (E, D) matrix, then no keys at all.
+      fused_query_op_ = FusedProjection(ctx, B, folded_query_weights());
+      query_.assign(static_cast<std::size_t>(B * E), 0.f);
+      return;
+    }
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
@@ -34,6 +42,8 @@ class DotScorer final : public Scorer {
   }
 
   void prepare(const float* H) override {
+    annotations_ = H;
+    if (from_annotations_) return;
     keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
   }
@@ -46,8 +56,29 @@ class DotScorer final : public Scorer {
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
-    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    fused::dot_rows(keys_.data() + b * L * A, query_.data() + b * A, len, A, e_b);
+    const std::int64_t L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
+    if (from_annotations_)
+      fused::dot_rows(annotations_ + b * L * E, query_.data() + b * E, len, E, e_b);
+    else
+      fused::dot_rows(keys_.data() + b * L * A, query_.data() + b * A, len, A, e_b);
+  }
+
+  // scale U^T W as the weight (E, D) of a Linear(D, E): row i is scale sum_a U[a, i] W[a, :],
+  // summed in double.
+  LinearParams folded_query_weights() const {
+    const std::int64_t A = shape_.attn_dim, D = shape_.dec_dim, E = shape_.enc_dim;
+    LinearParams folded{D, E, std::vector<float>(static_cast<std::size_t>(E * D)), {}};
+    std::vector<double> row(static_cast<std::size_t>(D));
+    for (std::int64_t i = 0; i < E; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (std::int64_t a = 0; a < A; ++a) {
+        const double u = U_.weight[static_cast<std::size_t>(a * E + i)];
+        for (std::int64_t d = 0; d < D; ++d) row[static_cast<std::size_t>(d)] += u * W_.weight[static_cast<std::size_t>(a * D + d)];
+      }
+      for (std::int64_t d = 0; d < D; ++d)
+        folded.weight[static_cast<std::size_t>(i * D + d)] = static_cast<float>(scale_ * row[static_cast<std::size_t>(d)]);
+    }
+    return folded;
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -62,8 +93,10 @@ class DotScorer final : public Scorer {
   LinearOp keys_op_, query_op_;
   BatchedDot dot_;
   Impl impl_ = Impl::onednn;
+  bool from_annotations_ = false;  // fused: q = scale U^T W s (B, E) against H, no keys
   FusedProjection fused_query_op_;
-  std::vector<float> keys_, query_;
+  std::vector<float> keys_, query_;  // query_: (B, A), or (B, E) from the annotations
+  const float* annotations_ = nullptr;  // H of the last prepare()
 };
 
 std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& shape) {
@@ -71,6 +104,18 @@ std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& sh
 }
 
 }  // namespace
+
+bool dot_scores_from_annotations(const ScorerShape& shape) {
+  return dot_step_work(shape, true).cost() < dot_step_work(shape, false).cost();
+}
+
+DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations) {
+  const double B = static_cast<double>(shape.batch), L = static_cast<double>(shape.src_len),
+               E = static_cast<double>(shape.enc_dim), D = static_cast<double>(shape.dec_dim),
+               A = static_cast<double>(shape.attn_dim);
+  if (from_annotations) return {E * D, B * D * E + B * L * E};
+  return {A * D + B * L * A, B * D * A + B * L * A};
+}
 
 std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled) {
   return std::make_unique<DotScorer>(source, shape, scaled);

@@ -18,7 +18,15 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       src_len_(shape.src_len),
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
-      parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs) {}
+      parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs),
+      static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
+      static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)) {}
+
+void FusedAttend::prepare(const Scorer& scorer, const float* H) {
+  const float* static_logits = scorer.alignment_logits();
+  static_ready_ = static_logits != nullptr;
+  if (static_ready_) attend(static_logits, H, static_alpha_.data(), static_context_.data());
+}
 
 template <class PerExample>
 void FusedAttend::for_each_example(PerExample per_example) const {
@@ -59,6 +67,14 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
   scorer.fused_query(s);
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
+  if (static_logits && static_ready_) {
+    for_each_example([&](std::int64_t b) {
+      score_example(scorer, b, e);
+      std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
+      std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
+    });
+    return;
+  }
   for_each_example([&](std::int64_t b) {
     score_example(scorer, b, e);
     attend_example(b, logits, H, alpha, c);

@@ -31,12 +31,18 @@ class FusedAttend {
   FusedAttend() = default;
   FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths);
 
+  // Once per sequence, after scorer.prepare(H): when the scorer has static alignment
+  // logits, its weights and context do not depend on the step, so they are computed here
+  // and step() only copies them. H must be the annotations step() is given.
+  void prepare(const Scorer& scorer, const float* H);
+
   // Writes e (B, L) for the state s (B, D).
   void score(Scorer& scorer, const float* s, float* e) const;
   // Writes alpha (B, L) from `logits` (B, L) (padded positions are not read) and c (B, E).
   void attend(const float* logits, const float* H, float* alpha, float* c) const;
   // score() then attend() one example at a time, in one loop over the examples; the
   // softmax is over scorer.alignment_logits() when the scorer has them, else over e.
+  // After prepare() for a scorer with static logits, alpha and c are prepare()'s, copied.
   void step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const;
 
   // True when the examples are spread over `threads` OpenMP threads.
@@ -52,6 +58,8 @@ class FusedAttend {
   std::int64_t batch_ = 0, src_len_ = 0, enc_dim_ = 0;
   std::vector<std::int64_t> lengths_;
   bool parallel_ = false;
+  bool static_ready_ = false;                          // prepare() saw static alignment logits
+  std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
 };
 
 }  // namespace attnbench

@@ -55,6 +55,7 @@ void Harness::encode() {
 void Harness::prepare_keys() {
   model_.scorer->prepare(annotations_.data());
   if (p_.impl == Impl::onednn) attend_.bind_annotations(annotations_.data());
+  if (p_.impl == Impl::fused) fused_.prepare(*model_.scorer, annotations_.data());
 }
 
 void Harness::score() {

@@ -75,6 +75,26 @@ TEST(CostModel, FusedLinearAdditiveStepIsTheQueryScoreAndCopies) {
   EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 2.0 * 2 * 3 * 4);
 }
 
+TEST(CostModel, FusedBf16StepsStreamKeysAndAnnotationsAtTwoBytes) {
+  // additive: the keys (B, L, A) and, in the context, H (B, L, E) at 2 bytes instead of 4.
+  Problem p = small("additive", Impl::fused);
+  const StageCost f32 = stage_cost(p, "step");
+  p.dtype = DType::bf16;
+  const StageCost bf16 = stage_cost(p, "step");
+  EXPECT_DOUBLE_EQ(bf16.flops, f32.flops);
+  EXPECT_DOUBLE_EQ(f32.bytes - bf16.bytes, 2.0 * (2 * 3 * 6 + 2 * 3 * 4));
+  // scaled_dot from H reads H once, at 2 bytes.
+  Problem q = small("scaled_dot", Impl::fused);
+  const double f32_bytes = stage_cost(q, "step").bytes;
+  q.dtype = DType::bf16;
+  EXPECT_DOUBLE_EQ(f32_bytes - stage_cost(q, "step").bytes, 2.0 * 2 * 3 * 4);
+  // oneDNN's bf16 converts per call: its compulsory f32 traffic is unchanged.
+  Problem o = small("additive");
+  const double onednn_bytes = stage_cost(o, "step").bytes;
+  o.dtype = DType::bf16;
+  EXPECT_DOUBLE_EQ(stage_cost(o, "step").bytes, onednn_bytes);
+}
+
 TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {
   const Problem p = small("general");
   const StageCost step = stage_cost(p, "step"), score = stage_cost(p, "score"), attend = stage_cost(p, "attend");

@@ -204,6 +204,67 @@ TEST(FusedRows, MaskedSoftmaxRowIsStableForLargeLogits) {
   EXPECT_EQ(alpha[2], 0.f);
 }
 
+// --- bf16 rows: the same loops over rows stored as bf16, loaded into f32 ----------------------
+
+// x rounded to bf16 (fused::to_bf16) and back to f32.
+std::vector<float> bf16_rounded(const std::vector<float>& x, std::vector<std::uint16_t>& bits) {
+  bits.assign(x.size(), 0);
+  fused::to_bf16(x.data(), static_cast<std::int64_t>(x.size()), bits.data());
+  std::vector<float> back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) back[i] = fused::load(bits.data(), static_cast<std::int64_t>(i));
+  return back;
+}
+
+TEST_P(FusedRows, Bf16RowsGiveTheF32LoopsResultOnTheRoundedRowsBitForBit) {
+  // Loading a bf16 element is exact, so each bf16 loop equals its f32 loop run on the
+  // rounded rows, bit for bit.
+  const std::int64_t n = 7, width = GetParam();
+  std::vector<std::uint16_t> bits;
+  const std::vector<float> rounded = bf16_rounded(random_floats(count(n * width), 21, -2.f, 2.f), bits);
+  const std::vector<float> x = random_floats(count(width), 22, -2.f, 2.f), v = random_floats(count(width), 23);
+  const std::vector<float> w = random_floats(count(n), 24, 0.f, 1.f);
+  std::vector<float> from_bf16(count(n)), from_f32(count(n));
+  fused::dot_rows(bits.data(), x.data(), n, width, from_bf16.data());
+  fused::dot_rows(rounded.data(), x.data(), n, width, from_f32.data());
+  EXPECT_EQ(from_bf16, from_f32);
+  fused::tanh_dot_rows(bits.data(), x.data(), v.data(), n, width, from_bf16.data());
+  fused::tanh_dot_rows(rounded.data(), x.data(), v.data(), n, width, from_f32.data());
+  EXPECT_EQ(from_bf16, from_f32);
+  std::vector<float> sum_bf16(count(width)), sum_f32(count(width));
+  fused::weighted_sum_rows(w.data(), bits.data(), n, width, sum_bf16.data());
+  fused::weighted_sum_rows(w.data(), rounded.data(), n, width, sum_f32.data());
+  EXPECT_EQ(sum_bf16, sum_f32);
+  // And the rounding moved the rows by at most 2^-8 relative (8 significant bits, nearest).
+  const std::vector<float> original = random_floats(count(n * width), 21, -2.f, 2.f);
+  for (std::size_t i = 0; i < original.size(); ++i)
+    ASSERT_LE(std::abs(double(rounded[i]) - original[i]), std::ldexp(std::abs(double(original[i])), -8)) << i;
+}
+
+TEST(FusedBf16, RoundsLikeOneDnnsReorderBitForBit) {
+  // Ties, carries into the exponent, the largest finite values and infinities. Not denormal
+  // inputs: oneDNN's reorder flushes those to zero, to_bf16 rounds them like any other float.
+  std::vector<float> x = random_floats(4096, 25, -1e3f, 1e3f);
+  for (const std::uint32_t b : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x3fffffffu, 0x00800000u, 0x7f7fffffu,
+                                0xff7f8000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x0u}) {
+    float value;
+    std::memcpy(&value, &b, sizeof value);
+    x.push_back(value);
+  }
+  std::vector<std::uint16_t> ours(x.size());
+  fused::to_bf16(x.data(), static_cast<std::int64_t>(x.size()), ours.data());
+  OneDnnContext ctx(1);
+  const dnnl::memory::dims dims = {static_cast<dnnl::memory::dim>(x.size())};
+  dnnl::memory from = wrap(ctx, dims, x.data());
+  const dnnl::memory theirs = reorder_into(ctx, from, plain_desc(dims, dnnl::memory::data_type::bf16));
+  const auto* expected = static_cast<const std::uint16_t*>(theirs.get_data_handle());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(ours[i], expected[i]) << "x = " << x[i] << " (" << i << ")";
+  // A NaN stays a NaN.
+  const float nan = std::nanf("");
+  std::uint16_t nan_bits = 0;
+  fused::to_bf16(&nan, 1, &nan_bits);
+  EXPECT_TRUE(std::isnan(fused::load(&nan_bits, 0)));
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 100, 1000),
                          [](const auto& info) {
                            std::ostringstream name;

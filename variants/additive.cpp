@@ -22,6 +22,8 @@ class AdditiveScorer final : public Scorer {
   void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
     folded_ = impl == Impl::fused && !use_tanh_;
+    bf16_keys_ = impl == Impl::fused && use_tanh_ && ctx.dtype() == DType::bf16;
+    if (bf16_keys_) keys_bf16_.assign(static_cast<std::size_t>(B * L * A), 0);
     if (folded_) {
       // v.(W s + U h_j) = (W^T v).s + (U^T v).h_j: two vectors instead of keys and a query.
       key_weights_ = transposed_times_v(U_);
@@ -52,6 +54,7 @@ class AdditiveScorer final : public Scorer {
       return;
     }
     keys_op_.run(H, keys_.data());
+    if (bf16_keys_) fused::to_bf16(keys_.data(), static_cast<std::int64_t>(keys_.size()), keys_bf16_.data());
     if (!use_tanh_) v_op_.run(keys_.data(), key_scores_.data());
   }
 
@@ -75,7 +78,9 @@ class AdditiveScorer final : public Scorer {
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
     const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    if (use_tanh_) {
+    if (bf16_keys_) {
+      fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+    } else if (use_tanh_) {
       fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
     } else {
       const float* key_scores = key_scores_.data() + b * L;
@@ -116,13 +121,15 @@ class AdditiveScorer final : public Scorer {
  private:
   ScorerShape shape_;
   bool use_tanh_;
-  bool folded_ = false;  // additive_linear, fused: scores from key_weights_ and query_weights_
+  bool folded_ = false;     // additive_linear, fused: scores from key_weights_ and query_weights_
+  bool bf16_keys_ = false;  // additive, fused on a bf16 context: scores from keys_bf16_
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
   std::vector<float> key_weights_, query_weights_;  // U^T v (E) and W^T v (D) when folded_
+  std::vector<std::uint16_t> keys_bf16_;            // the keys as bf16 (fused::to_bf16), per sequence
 };
 
 std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {

@@ -23,7 +23,9 @@ class DotScorer final : public Scorer {
   void build(OneDnnContext& ctx, Impl impl) override {
     impl_ = impl;
     from_annotations_ = impl == Impl::fused && dot_scores_from_annotations(shape_);
+    bf16_rows_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
+    if (bf16_rows_) rows_bf16_.assign(static_cast<std::size_t>(B * L * (from_annotations_ ? E : A)), 0);
     if (from_annotations_) {
       // e_j = (scale U^T W s) . h_j: one (E, D) matrix, then no keys at all.
       fused_query_op_ = FusedProjection(ctx, B, folded_query_weights());
@@ -43,9 +45,10 @@ class DotScorer final : public Scorer {
 
   void prepare(const float* H) override {
     annotations_ = H;
-    if (from_annotations_) return;
-    keys_op_.run(H, keys_.data());
+    if (!from_annotations_) keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+    if (bf16_rows_)
+      fused::to_bf16(from_annotations_ ? H : keys_.data(), static_cast<std::int64_t>(rows_bf16_.size()), rows_bf16_.data());
   }
 
   void score(const float* s, float* e) override {
@@ -56,11 +59,16 @@ class DotScorer final : public Scorer {
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
-    const std::int64_t L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
-    if (from_annotations_)
-      fused::dot_rows(annotations_ + b * L * E, query_.data() + b * E, len, E, e_b);
+    const std::int64_t L = shape_.src_len, width = from_annotations_ ? shape_.enc_dim : shape_.attn_dim;
+    const float* q = query_.data() + b * width;
+    if (bf16_rows_)
+      fused::dot_rows(rows_bf16_.data() + b * L * width, q, len, width, e_b);
     else
-      fused::dot_rows(keys_.data() + b * L * A, query_.data() + b * A, len, A, e_b);
+      fused::dot_rows((from_annotations_ ? annotations_ : keys_.data()) + b * L * width, q, len, width, e_b);
+  }
+
+  const std::uint16_t* fused_annotations_bf16() const override {
+    return bf16_rows_ && from_annotations_ ? rows_bf16_.data() : nullptr;
   }
 
   // scale U^T W as the weight (E, D) of a Linear(D, E): row i is scale sum_a U[a, i] W[a, :],
@@ -94,6 +102,8 @@ class DotScorer final : public Scorer {
   BatchedDot dot_;
   Impl impl_ = Impl::onednn;
   bool from_annotations_ = false;  // fused: q = scale U^T W s (B, E) against H, no keys
+  bool bf16_rows_ = false;         // fused on a bf16 context: rows_bf16_ holds the scored rows
+  std::vector<std::uint16_t> rows_bf16_;  // H or the keys as bf16 (fused::to_bf16), per sequence
   FusedProjection fused_query_op_;
   std::vector<float> keys_, query_;  // query_: (B, A), or (B, E) from the annotations
   const float* annotations_ = nullptr;  // H of the last prepare()

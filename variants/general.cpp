@@ -19,11 +19,14 @@ class GeneralScorer final : public Scorer {
     keys_op_ = LinearOp(ctx, B * L, W_);
     keys_.assign(static_cast<std::size_t>(B * L * D), 0.f);
     if (impl == Impl::onednn) dot_ = BatchedDot(ctx, B, L, D, 1.f);
+    bf16_keys_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
+    if (bf16_keys_) keys_bf16_.assign(keys_.size(), 0);
   }
 
   void prepare(const float* H) override {
     keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+    if (bf16_keys_) fused::to_bf16(keys_.data(), static_cast<std::int64_t>(keys_.size()), keys_bf16_.data());
   }
 
   void score(const float* s, float* e) override { dot_.run(s, e); }
@@ -33,7 +36,10 @@ class GeneralScorer final : public Scorer {
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
     const std::int64_t L = shape_.src_len, D = shape_.dec_dim;
-    fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
+    if (bf16_keys_)
+      fused::dot_rows(keys_bf16_.data() + b * L * D, state_ + b * D, len, D, e_b);
+    else
+      fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -48,6 +54,8 @@ class GeneralScorer final : public Scorer {
   BatchedDot dot_;
   Impl impl_ = Impl::onednn;
   std::vector<float> keys_;
+  bool bf16_keys_ = false;                // fused on a bf16 context: scores from keys_bf16_
+  std::vector<std::uint16_t> keys_bf16_;  // the keys as bf16 (fused::to_bf16), per sequence
   const float* state_ = nullptr;  // the s of the last fused_query()
 };
 

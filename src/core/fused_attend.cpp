@@ -12,7 +12,7 @@ std::int64_t fused_step_macs(const ScorerShape& shape) {
   return shape.batch * shape.src_len * (std::max(shape.attn_dim, shape.dec_dim) + shape.enc_dim);
 }
 
-FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths)
+FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype)
     : threads_(threads),
       batch_(shape.batch),
       src_len_(shape.src_len),
@@ -20,9 +20,18 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       lengths_(std::move(lengths)),
       parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs),
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
-      static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)) {}
+      static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
+      bf16_(dtype == DType::bf16) {}
 
 void FusedAttend::prepare(const Scorer& scorer, const float* H) {
+  if (bf16_) {
+    annotations_bf16_ = scorer.fused_annotations_bf16();
+    if (!annotations_bf16_) {
+      own_annotations_bf16_.resize(static_cast<std::size_t>(batch_ * src_len_ * enc_dim_));  // once: same size later
+      fused::to_bf16(H, batch_ * src_len_ * enc_dim_, own_annotations_bf16_.data());
+      annotations_bf16_ = own_annotations_bf16_.data();
+    }
+  }
   const float* static_logits = scorer.alignment_logits();
   static_ready_ = static_logits != nullptr;
   if (static_ready_) attend(static_logits, H, static_alpha_.data(), static_context_.data());
@@ -51,7 +60,10 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
   float* alpha_b = alpha + b * src_len_;
   fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
-  fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+  if (annotations_bf16_)
+    fused::weighted_sum_rows(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+  else
+    fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {

@@ -29,11 +29,13 @@ std::int64_t fused_step_macs(const ScorerShape& shape);
 class FusedAttend {
  public:
   FusedAttend() = default;
-  FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths);
+  // With dtype bf16 the context reads H as bf16 (converted once per sequence in prepare()).
+  FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype = DType::f32);
 
-  // Once per sequence, after scorer.prepare(H): when the scorer has static alignment
-  // logits, its weights and context do not depend on the step, so they are computed here
-  // and step() only copies them. H must be the annotations step() is given.
+  // Once per sequence, after scorer.prepare(H): with bf16, takes the scorer's bf16 copy of
+  // H or converts H into its own; when the scorer has static alignment logits, its weights
+  // and context do not depend on the step, so they are computed here and step() only copies
+  // them. H must be the annotations step() and attend() are given (with bf16 they read the copy).
   void prepare(const Scorer& scorer, const float* H);
 
   // Writes e (B, L) for the state s (B, D).
@@ -60,6 +62,9 @@ class FusedAttend {
   bool parallel_ = false;
   bool static_ready_ = false;                          // prepare() saw static alignment logits
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
+  bool bf16_ = false;
+  const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
+  std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };
 
 }  // namespace attnbench

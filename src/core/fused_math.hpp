@@ -67,4 +67,21 @@ namespace attnbench::fused {
   return from_bits((float_bits(tanh_of_magnitude) & 0x7fffffffu) | sign);
 }
 
+// Loads element i of f32 rows, or of bf16 rows (stored as their upper 16 bits: a shift
+// gives the f32 exactly, on any CPU).
+[[gnu::always_inline]] inline float load(const float* p, std::int64_t i) { return p[i]; }
+[[gnu::always_inline]] inline float load(const std::uint16_t* p, std::int64_t i) {
+  return from_bits(static_cast<std::uint32_t>(p[i]) << 16);
+}
+
+// Returns x rounded to bf16 (nearest, ties to even, as oneDNN's reorder rounds normal
+// floats; denormals are rounded too, where oneDNN flushes them to 0), as its 16 bits; a
+// NaN stays a (quiet) NaN, ±inf stays ±inf.
+[[gnu::always_inline]] inline std::uint16_t to_bf16_bits(float x) {
+  const std::uint32_t bits = float_bits(x);
+  const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  const std::uint32_t is_nan = mask_if_less(0x7f800000u, bits & 0x7fffffffu);
+  return static_cast<std::uint16_t>((rounded & ~is_nan) | (((bits >> 16) | 0x40u) & is_nan));
+}
+
 }  // namespace attnbench::fused

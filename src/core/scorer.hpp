@@ -42,6 +42,11 @@ class Scorer {
   // and the last fused_query(). Safe to call concurrently for different b.
   virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const = 0;
 
+  // The annotations as bf16 bits (fused::to_bf16 of the last prepare()'s H) when the scorer
+  // was built for Impl::fused on a bf16 context and scores from H; nullptr otherwise. The
+  // fused step then reads the context from this copy instead of converting H again.
+  virtual const std::uint16_t* fused_annotations_bf16() const { return nullptr; }
+
   // Scores that differ from score()'s (and the fused rows) by a constant per example and do not depend on s,
   // when the scorer has them (softmax is shift-invariant, so they give the same weights,
   // bit-identical at every step); nullptr otherwise. Valid after prepare().

@@ -37,6 +37,10 @@ bool fused_dot_from_annotations(const Problem& p) {
   return p.impl == Impl::fused && is_dot(p.scorer) && dot_scores_from_annotations(shape_of(p));
 }
 
+// Bytes per element of the per-sequence rows a step streams (keys, H): the fused step keeps
+// them as bf16 under --dtype bf16; everything else is f32.
+double row_bytes(const Problem& p) { return p.impl == Impl::fused && p.dtype == DType::bf16 ? 2 : 4; }
+
 // The fused additive_linear folds v into U and W: key scores (U^T v) . h_j, query scores (W^T v) . s.
 bool fused_linear_additive(const Problem& p) { return p.impl == Impl::fused && p.scorer == "additive_linear"; }
 
@@ -47,8 +51,8 @@ StageCost keys(const Problem& p, const Sizes& s) {
 }
 
 // Fused dot/scaled_dot from H: q = (scale U^T W) s, then q . h_j (the scale folded in).
-StageCost fused_dot_score_from_annotations(const Sizes& s) {
-  return linear(s.B, s.D, s.E) + StageCost{2 * s.B * s.L * s.E, 4 * (s.B * s.L * s.E + s.B * s.L)};
+StageCost fused_dot_score_from_annotations(const Problem& p, const Sizes& s) {
+  return linear(s.B, s.D, s.E) + StageCost{2 * s.B * s.L * s.E, row_bytes(p) * s.B * s.L * s.E + 4 * s.B * s.L};
 }
 
 // Fused additive_linear: (W^T v) . s per example, plus the key score per position.
@@ -57,25 +61,26 @@ StageCost fused_linear_additive_score(const Sizes& s) {
 }
 
 StageCost score(const Problem& p, const Sizes& s) {
-  if (fused_dot_from_annotations(p)) return fused_dot_score_from_annotations(s);
+  if (fused_dot_from_annotations(p)) return fused_dot_score_from_annotations(p, s);
   if (fused_linear_additive(p)) return fused_linear_additive_score(s);
-  if (p.scorer == "general") return {2 * s.B * s.L * s.D, 4 * (s.B * s.L * s.D + s.B * s.D + s.B * s.L)};
+  if (p.scorer == "general") return {2 * s.B * s.L * s.D, row_bytes(p) * s.B * s.L * s.D + 4 * (s.B * s.D + s.B * s.L)};
   const StageCost query = linear(s.B, s.D, s.A);
   if (is_additive(p.scorer)) {
     const double hidden = s.B * s.L * s.A;
     const double elementwise = (p.scorer == "additive" ? 2 : 1) * hidden;  // K + q, and tanh as one flop
     // fused: v . act(k_j + q) per position, reading K once; no (B, L, A) tensor.
-    if (p.impl == Impl::fused) return query + StageCost{elementwise + 2 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+    if (p.impl == Impl::fused)
+      return query + StageCost{elementwise + 2 * hidden, row_bytes(p) * hidden + 4 * (s.A + s.B * s.L)};
     // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
     return query + StageCost{elementwise, 4 * 2 * hidden} + linear(s.B * s.L, s.A, 1);
   }
   const double scale = p.scorer == "scaled_dot" && p.impl == Impl::onednn ? s.B * s.L : 0;  // fused: in q
-  return query + StageCost{2 * s.B * s.L * s.A + scale, 4 * (s.B * s.L * s.A + s.B * s.L)};
+  return query + StageCost{2 * s.B * s.L * s.A + scale, row_bytes(p) * s.B * s.L * s.A + 4 * s.B * s.L};
 }
 
-StageCost attend(const Sizes& s) {
+StageCost attend(const Problem& p, const Sizes& s) {
   const StageCost softmax{5 * s.B * s.L, 4 * 2 * s.B * s.L};  // max, subtract, exp, sum, divide
-  const StageCost context{2 * s.B * s.L * s.E, 4 * (s.B * s.L + s.B * s.L * s.E + s.B * s.E)};
+  const StageCost context{2 * s.B * s.L * s.E, row_bytes(p) * s.B * s.L * s.E + 4 * (s.B * s.L + s.B * s.E)};
   return softmax + context;
 }
 
@@ -83,9 +88,9 @@ StageCost attend(const Sizes& s) {
 // read; additive_linear's weights and context are computed once per sequence and the step
 // writes copies of them (alpha and c) next to its scores.
 StageCost step(const Problem& p, const Sizes& s) {
-  if (fused_dot_from_annotations(p)) return score(p, s) + attend(s) + StageCost{0, -4 * s.B * s.L * s.E};
+  if (fused_dot_from_annotations(p)) return score(p, s) + attend(p, s) + StageCost{0, -row_bytes(p) * s.B * s.L * s.E};
   if (fused_linear_additive(p)) return score(p, s) + StageCost{0, 4 * (s.B * s.L + s.B * s.E)};
-  return score(p, s) + attend(s);
+  return score(p, s) + attend(p, s);
 }
 
 // One GRU step over `rows` examples: both gate matmuls and ~10 elementwise ops per output.
@@ -111,7 +116,7 @@ StageCost stage_cost(const Problem& p, std::string_view stage) {
   const Sizes s = sizes_of(p);
   if (stage == "keys") return keys(p, s);
   if (stage == "score") return score(p, s);
-  if (stage == "attend") return attend(s);
+  if (stage == "attend") return attend(p, s);
   if (stage == "step") return step(p, s);
   if (stage == "cell") return cell(s);
   if (stage == "output") return output(s);

@@ -43,13 +43,13 @@ Problem large_query_point(const std::string& scorer, Impl impl) {
   return p;
 }
 
-// Big enough for the fused step to spread its examples over 2 threads.
+// Big enough for every scorer's fused step to spread its examples over 2 threads.
 Problem parallel_point(const std::string& scorer) {
   Problem p = padded_point(scorer, Impl::fused);
   p.batch = 8;
-  p.src_len = 64;
-  p.enc_dim = 128;
-  p.dec_dim = 20;
+  p.src_len = 128;
+  p.enc_dim = 256;
+  p.dec_dim = 64;
   p.attn_dim = 128;
   p.len_min = 9;
   p.threads = 2;
@@ -126,12 +126,13 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   const Problem p = parallel_point(GetParam());
   const ScorerShape shape = shape_of(p);
   const std::vector<std::int64_t> lengths = source_lengths(p);
-  const FusedAttend serial(1, shape, lengths), parallel(2, shape, lengths);
-  ASSERT_FALSE(serial.parallel());
-  ASSERT_TRUE(parallel.parallel()) << fused_step_macs(shape) << " multiply-adds";
-
   ParamSource source(p.init, p.seed);
   const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+  const double work = scorer->fused_score_work(shape);
+  const FusedAttend serial(1, shape, lengths, DType::f32, work), parallel(2, shape, lengths, DType::f32, work);
+  ASSERT_FALSE(serial.parallel());
+  ASSERT_TRUE(parallel.parallel()) << fused_step_work(shape, work) << " multiply-add equivalents";
+
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 11);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 12);
   OneDnnContext ctx(2);
@@ -267,10 +268,43 @@ INSTANTIATE_TEST_SUITE_P(DotScorers, FusedDotPaths, ::testing::Values("dot", "sc
 
 TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {
   const ScorerShape lesson{2, 10, 16, 20, 32}, bahdanau{80, 50, 2000, 1000, 1000};
-  EXPECT_FALSE(FusedAttend(2, lesson, {10, 10}).parallel());
-  EXPECT_TRUE(FusedAttend(2, bahdanau, std::vector<std::int64_t>(80, 50)).parallel());
-  EXPECT_FALSE(FusedAttend(1, bahdanau, std::vector<std::int64_t>(80, 50)).parallel());
-  EXPECT_EQ(fused_step_macs(lesson), 2 * 10 * (32 + 16));
+  const auto parallel = [](int threads, const ScorerShape& shape, const std::string& scorer) {
+    ParamSource source(InitKind::fast, 1);
+    const double work = find_scorer(scorer).make(source, shape)->fused_score_work(shape);
+    return FusedAttend(threads, shape, std::vector<std::int64_t>(static_cast<std::size_t>(shape.batch), shape.src_len),
+                       DType::f32, work)
+        .parallel();
+  };
+  for (const std::string& scorer : all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    EXPECT_FALSE(parallel(2, lesson, scorer));
+    EXPECT_TRUE(parallel(2, bahdanau, scorer));
+    EXPECT_FALSE(parallel(1, bahdanau, scorer));
+  }
+  // The lesson's step: 2 x 10 positions x 16 for the context, plus per scorer its rows.
+  EXPECT_EQ(fused_step_work(lesson, 0.0), 2 * 10 * 16);
+}
+
+TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
+  // B4 L40 E64 A64 D64: 10K context multiply-adds; additive's 10K tanh terms weigh
+  // kTanhMacs each (112K + 10K), the others one per element.
+  const ScorerShape shape{4, 40, 64, 64, 64};
+  ParamSource source(InitKind::fast, 1);
+  const double additive = find_scorer("additive").make(source, shape)->fused_score_work(shape);
+  const double general = find_scorer("general").make(source, shape)->fused_score_work(shape);
+  const double linear = find_scorer("additive_linear").make(source, shape)->fused_score_work(shape);
+  EXPECT_DOUBLE_EQ(additive, kTanhMacs * 4 * 40 * 64);
+  EXPECT_DOUBLE_EQ(general, 4 * 40 * 64);
+  EXPECT_DOUBLE_EQ(linear, 4 * 40);
+  // Scaled so that additive crosses the threshold and general does not.
+  const ScorerShape wide{32, 40, 64, 64, 64};
+  ASSERT_GE(fused_step_work(wide, 8 * additive), kParallelStepWork);
+  ASSERT_LT(fused_step_work(wide, 8 * general), kParallelStepWork);
+  const std::vector<std::int64_t> lengths(32, 40);
+  EXPECT_TRUE(FusedAttend(2, wide, lengths, DType::f32,
+                          find_scorer("additive").make(source, wide)->fused_score_work(wide)).parallel());
+  EXPECT_FALSE(FusedAttend(2, wide, lengths, DType::f32,
+                           find_scorer("general").make(source, wide)->fused_score_work(wide)).parallel());
 }
 
 }  // namespace

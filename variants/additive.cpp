@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
 #include "variants/projected_keys.hpp"
@@ -87,6 +88,12 @@ class AdditiveScorer final : public Scorer {
       const float query_score = query_scores_[static_cast<std::size_t>(b)];
       for (std::int64_t j = 0; j < len; ++j) e_b[j] = key_scores[j] + query_score;
     }
+  }
+
+  // The per-example rows: additive B L A tanh terms, additive_linear one add per position.
+  double fused_score_work(const ScorerShape& shape) const override {
+    const double positions = static_cast<double>(shape.batch * shape.src_len);
+    return use_tanh_ ? kTanhMacs * positions * static_cast<double>(shape.attn_dim) : positions;
   }
 
   // M^T v for M = W (A, D) or U (A, E): the vector whose dot with x is v.(M x), summed in double.

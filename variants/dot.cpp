@@ -67,6 +67,12 @@ class DotScorer final : public Scorer {
       fused::dot_rows((from_annotations_ ? annotations_ : keys_.data()) + b * L * width, q, len, width, e_b);
   }
 
+  // The per-example rows: B L E multiply-adds from H, B L A from the keys.
+  double fused_score_work(const ScorerShape& shape) const override {
+    const std::int64_t width = dot_scores_from_annotations(shape) ? shape.enc_dim : shape.attn_dim;
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(width);
+  }
+
   const std::uint16_t* fused_annotations_bf16() const override {
     return bf16_rows_ && from_annotations_ ? rows_bf16_.data() : nullptr;
   }

@@ -8,17 +8,18 @@
 
 namespace attnbench {
 
-std::int64_t fused_step_macs(const ScorerShape& shape) {
-  return shape.batch * shape.src_len * (std::max(shape.attn_dim, shape.dec_dim) + shape.enc_dim);
+double fused_step_work(const ScorerShape& shape, double score_work) {
+  return score_work + static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.enc_dim);
 }
 
-FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype)
+FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,
+                         double score_work)
     : threads_(threads),
       batch_(shape.batch),
       src_len_(shape.src_len),
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
-      parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs),
+      parallel_(threads > 1 && shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork),
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16) {}

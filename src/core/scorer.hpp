@@ -1,6 +1,7 @@
 // The pluggable part: a scoring function e = score(s, H) and its plain reference.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -41,6 +42,14 @@ class Scorer {
   // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
   // and the last fused_query(). Safe to call concurrently for different b.
   virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const = 0;
+
+  // Multiply-add equivalents of one fused score pass (fused_query and every
+  // fused_score_row) at `shape`, for choosing the thread count: the default is one per
+  // element of the scored rows, B L max(A, D); a scorer with costlier terms (tanh) or
+  // another algorithm says so.
+  virtual double fused_score_work(const ScorerShape& shape) const {
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(std::max(shape.attn_dim, shape.dec_dim));
+  }
 
   // The annotations as bf16 bits (fused::to_bf16 of the last prepare()'s H) when the scorer
   // was built for Impl::fused on a bf16 context and scores from H; nullptr otherwise. The

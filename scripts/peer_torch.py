@@ -54,14 +54,15 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_twin as twin  # noqa: E402  (the model, its scorers and attend())
 
-# Column lists of src/driver/schema.hpp (kTimingKey, kTimingValues, kSampleValues, kStages).
-TIMING_KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim",
-              "dec_dim", "attn_dim", "vocab", "stage"]
-TIMING_VALUES = ["repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv", "min_ns", "max_ns",
-                 "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status", "repro"]
-SAMPLE_VALUES = ["repetition", "iterations", "ns"]
-STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
-SEQUENCE_STAGES = ("keys", "encoder", "decode")  # ns_per_step = median_ns / tgt_len
+import attnbench_lists  # noqa: E402  (the binary's lists: stages, columns)
+
+# The binary's lists (`attnbench list --json`; the binary is $ATTNBENCH_BINARY or build/attnbench).
+TIMING_KEY = attnbench_lists.key_columns(None, "timing.csv")
+TIMING_VALUES = attnbench_lists.value_columns(None, "timing.csv")
+SAMPLE_VALUES = attnbench_lists.value_columns(None, "samples.csv")
+STAGES = attnbench_lists.stage_names()
+DEFAULT_STAGES = attnbench_lists.default_stage_names()  # train_step only when named
+SEQUENCE_STAGES = attnbench_lists.sequence_stages()  # ns_per_step = median_ns / tgt_len
 IMPL = "torch"
 MAX_ITERATIONS = 1_000_000_000  # Google Benchmark's kMaxIterations
 
@@ -96,14 +97,12 @@ class Point:
 
     def key(self, scorer: str, stage: str) -> List[str]:
         """The timing key columns of one row."""
-        return [scorer, IMPL, self.dtype, str(self.threads), str(self.batch), str(self.src_len),
-                str(self.tgt_len), str(self.emb_dim), str(self.enc_dim), str(self.dec_dim), str(self.attn_dim),
-                str(self.vocab), stage]
+        cells = {"scorer": scorer, "impl": IMPL, "stage": stage}
+        return [cells[c] if c in cells else str(getattr(self, c)) for c in TIMING_KEY]
 
     def flags(self, scorer: str) -> str:
         """The Problem flags of one scorer at this point, in attnbench's repro order."""
-        names = ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
-                 "dtype", "seed", "init", "len_min")
+        names = [f for f in attnbench_lists.field_names() if f not in ("scorer", "impl")]
         return f"--scorer {scorer} " + " ".join(f"{flag(n)} {getattr(self, n)}" for n in names)
 
     def describe(self) -> str:
@@ -183,39 +182,17 @@ def grid_from_flags(args: argparse.Namespace) -> List[Point]:
 
 # ---------------------------------------------------- cost model (src/driver/cost_model.cpp)
 
-class Cost(NamedTuple):
-    """Analytic work of one call: flops (a multiply-add is 2) and compulsory f32 bytes."""
-
-    flops: float
-    bytes: float
-
-    def __add__(self, other):
-        return Cost(self.flops + other.flops, self.bytes + other.bytes)
-
-    def __rmul__(self, k):
-        return Cost(k * self.flops, k * self.bytes)
-
-
-def linear_cost(rows, i, o) -> Cost:
-    """cost_model.cpp linear(): dst (rows, o) = src (rows, i) x W^T; weights, input and output once."""
-    return Cost(2 * rows * i * o, 4 * (i * o + rows * i + rows * o))
+Cost, linear_cost = twin.Cost, twin.linear_cost
 
 
 def keys_cost(scorer, B, L, E, D, A) -> Cost:
-    """cost_model.cpp keys()."""
-    return linear_cost(B * L, E, D if scorer == "general" else A)
+    """The scorer's ScorerInfo keys_cost (its twin's)."""
+    return twin.SCORERS[scorer].keys_cost(B, L, E, D, A)
 
 
 def score_cost(scorer, B, L, E, D, A) -> Cost:
-    """cost_model.cpp score()."""
-    if scorer == "general":
-        return Cost(2 * B * L * D, 4 * (B * L * D + B * D + B * L))
-    query = linear_cost(B, D, A)
-    if scorer in ("additive", "additive_linear"):
-        elementwise = (2 if scorer == "additive" else 1) * B * L * A
-        return query + Cost(elementwise, 4 * 2 * B * L * A) + linear_cost(B * L, A, 1)
-    scale = B * L if scorer == "scaled_dot" else 0
-    return query + Cost(2 * B * L * A + scale, 4 * (B * L * A + B * L))
+    """The scorer's ScorerInfo score_cost (its twin's; torch computes it the onednn way)."""
+    return twin.SCORERS[scorer].score_cost(B, L, E, D, A)
 
 
 def attend_cost(B, L, E) -> Cost:
@@ -263,31 +240,24 @@ def stage_cost(p: Point, scorer: str, stage: str) -> Cost:
         return output_cost(B, E, D, V)
     if stage == "encoder":
         return encoder_cost(B, L, D, M, h)
-    if stage == "decode":
+    if stage in ("decode", "train_step"):
         step = score_cost(scorer, B, L, E, D, A) + attend_cost(B, L, E) + cell_cost(B, E, D, M) + output_cost(B, E, D, V)
-        return keys_cost(scorer, B, L, E, D, A) + T * step
+        decode = keys_cost(scorer, B, L, E, D, A) + T * step
+        # train_step: the forward and a backward costed at twice it.
+        return decode if stage == "decode" else 3 * (encoder_cost(B, L, D, M, h) + decode)
     raise ValueError(f"unknown stage '{stage}'")
 
 
 # ------------------------------------------------------------- the stages, in the lesson's style
 
-def keys(scorer: torch.nn.Module, H: torch.Tensor) -> torch.Tensor:
+def keys(scorer: twin.TwinScorer, H: torch.Tensor):
     """The scorer's step-independent projection of the annotations, computed once per sequence."""
-    if isinstance(scorer, twin.GeneralScorer):
-        return scorer.W(H)
-    return scorer.U(H)
+    return scorer.keys(H)
 
 
-def score(scorer: torch.nn.Module, s: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+def score(scorer: twin.TwinScorer, s: torch.Tensor, K) -> torch.Tensor:
     """The twin scorer's forward(s, H) with its keys K = keys(scorer, H) cached: scores (B, L)."""
-    if isinstance(scorer, twin.AdditiveScorer):
-        z = scorer.W(s)[:, None, :] + K
-        if scorer.use_tanh:
-            z = torch.tanh(z)
-        return scorer.v(z).squeeze(-1)
-    if isinstance(scorer, twin.DotScorer):
-        return (K @ scorer.W(s)[:, :, None]).squeeze(-1) / scorer.divisor
-    return (K @ s[:, :, None]).squeeze(-1)
+    return scorer.score(s, K)
 
 
 class Rig(NamedTuple):
@@ -302,21 +272,56 @@ class Rig(NamedTuple):
     K: torch.Tensor
     e: torch.Tensor
     context: torch.Tensor
+    train_step: Optional[Callable[[], torch.Tensor]] = None
 
 
-def make_rig(p: Point, scorer: str) -> Rig:
+def train_loss(t: twin.Training) -> torch.Tensor:
+    """F.cross_entropy over the teacher-forced decode, the keys computed once per sequence."""
+    m = t.model
+    H, s = m.encode(t.src)
+    K = keys(m.scorer, H)
+    logits = []
+    for step in range(t.tgt.shape[1]):
+        _, _, context = twin.attend(score(m.scorer, s, K), H, t.lengths)
+        s = m.cell(torch.cat([m.tgt_emb(t.tgt[:, step]), context], 1), s)
+        logits.append(m.out(torch.cat([s, context], 1)))
+    stacked = torch.stack(logits, 1)
+    return torch.nn.functional.cross_entropy(stacked.reshape(-1, stacked.shape[-1]), t.gold.reshape(-1))
+
+
+def make_train_step(p: Point, scorer: str) -> Callable[[], torch.Tensor]:
+    """attnbench's train_step on a model of its own (drawn as `attnbench grad` draws it, gold after tgt):
+    forward, loss, backward, clip_grad_norm_(5), Adam(lr 1e-3); one warm-up step done."""
+    training = twin.make_training(p.probe(scorer))
+    optimizer = torch.optim.Adam(training.model.parameters(), lr=1e-3)
+
+    def train_step() -> torch.Tensor:
+        with torch.enable_grad():
+            optimizer.zero_grad()
+            loss = train_loss(training)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(training.model.parameters(), 5.0)
+            optimizer.step()
+        return loss
+
+    train_step()
+    return train_step
+
+
+def make_rig(p: Point, scorer: str, train: bool = False) -> Rig:
     """The twin's model with PyTorch's init from the point's seed, encoded, one attention step done and one
-    whole decode run (a warm-up, as attnbench's traced decode before timing)."""
+    whole decode run (a warm-up, as attnbench's traced decode before timing); with `train`, the
+    train_step stage's work too."""
     probe = p.probe(scorer)
     torch.manual_seed(p.seed)
-    model = twin.EncoderDecoder(scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim)
+    model = twin.EncoderDecoder(scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
     src = torch.randint(0, p.vocab, (p.batch, p.src_len))
     tgt = torch.randint(0, p.vocab, (p.batch, p.tgt_len))
     lengths = torch.tensor(probe.source_lengths())
     H, s = model.encode(src)
     K = keys(model.scorer, H)
     e, _, context = twin.attend(score(model.scorer, s, K), H, lengths)
-    rig = Rig(model, src, tgt, lengths, H, s, K, e, context)
+    rig = Rig(model, src, tgt, lengths, H, s, K, e, context, make_train_step(p, scorer) if train else None)
     decode(rig)
     return rig
 
@@ -332,19 +337,28 @@ def decode(r: Rig) -> torch.Tensor:
     return logits
 
 
+# The work of one call of each stage on a ready rig (what attnbench's point_bench.cpp times).
+# A stage of the binary missing here gets skipped rows (no_work_status).
+STAGE_WORKS: Dict[str, Callable[[Rig], Callable[[], object]]] = {
+    "keys": lambda r: lambda: keys(r.model.scorer, r.H),
+    "score": lambda r: lambda: score(r.model.scorer, r.s, r.K),
+    "attend": lambda r: lambda: twin.attend(r.e, r.H, r.lengths),
+    "step": lambda r: lambda: twin.attend(score(r.model.scorer, r.s, r.K), r.H, r.lengths),
+    "cell": lambda r: lambda: r.model.cell(torch.cat([r.model.tgt_emb(r.tgt[:, 0]), r.context], 1), r.s),
+    "output": lambda r: lambda: r.model.out(torch.cat([r.s, r.context], 1)),
+    "encoder": lambda r: lambda: r.model.encode(r.src),
+    "decode": lambda r: lambda: decode(r),
+    "train_step": lambda r: r.train_step,  # built by make_rig(train=True)
+}
+
+
 def stage_work(r: Rig, stage: str) -> Callable[[], object]:
-    """The work of one call of `stage` on a ready rig (what attnbench's point_bench.cpp times)."""
-    m = r.model
-    return {
-        "keys": lambda: keys(m.scorer, r.H),
-        "score": lambda: score(m.scorer, r.s, r.K),
-        "attend": lambda: twin.attend(r.e, r.H, r.lengths),
-        "step": lambda: twin.attend(score(m.scorer, r.s, r.K), r.H, r.lengths),
-        "cell": lambda: m.cell(torch.cat([m.tgt_emb(r.tgt[:, 0]), r.context], 1), r.s),
-        "output": lambda: m.out(torch.cat([r.s, r.context], 1)),
-        "encoder": lambda: m.encode(r.src),
-        "decode": lambda: decode(r),
-    }[stage]
+    """The work of one call of `stage` on a ready rig."""
+    return STAGE_WORKS[stage](r)
+
+
+def no_work_status(stage: str) -> str:
+    return f"skipped: the torch peer has no work for stage {stage}"
 
 
 # ----------------------------------------------------------------------------------- timing
@@ -384,12 +398,12 @@ class Sample(NamedTuple):
 
 
 def measure_point(p: Point, scorers: List[str], repetitions: int, min_time: float,
-                  stages: List[str] = STAGES) -> Dict[tuple, List[Sample]]:
+                  stages: List[str] = DEFAULT_STAGES) -> Dict[tuple, List[Sample]]:
     """Every scorer x stage x repetition of one point, in a seeded random order: {(scorer, stage): samples}."""
     torch.set_num_threads(p.threads)
     with torch.no_grad():
-        rigs = {scorer: make_rig(p, scorer) for scorer in scorers}
-        jobs = [(scorer, stage) for scorer in scorers for stage in stages]
+        rigs = {scorer: make_rig(p, scorer, "train_step" in stages) for scorer in scorers}
+        jobs = [(scorer, stage) for scorer in scorers for stage in stages if stage in STAGE_WORKS]
         order = [(job, n) for job in jobs for n in range(repetitions)]
         random.Random(p.seed).shuffle(order)
         works = {job: stage_work(rigs[job[0]], job[1]) for job in jobs}
@@ -430,8 +444,8 @@ def summarize(ns: List[float]):
     return median, mean, stddev, cv, xs[0], xs[-1]
 
 
-def repro(p: Point, scorer: str, repetitions: int, min_time: float, stages: List[str] = STAGES) -> str:
-    only = "" if list(stages) == STAGES else f" --stages {','.join(stages)}"
+def repro(p: Point, scorer: str, repetitions: int, min_time: float, stages: List[str] = DEFAULT_STAGES) -> str:
+    only = "" if list(stages) == DEFAULT_STAGES else f" --stages {','.join(stages)}"
     return (f"scripts/peer_torch.py {p.flags(scorer)}{only} --repetitions {repetitions} "
             f"--min-time {number(min_time)}")
 
@@ -440,19 +454,21 @@ def timing_cells(p: Point, scorer: str, stage: str, samples: List[Sample], comma
     median, mean, stddev, cv, lo, hi = summarize([s.ns for s in samples])
     cost = stage_cost(p, scorer, stage)
     per_step = median / p.tgt_len if stage in SEQUENCE_STAGES else median
-    values = [str(len(samples)), str(sum(s.iterations for s in samples)), number(median), number(mean),
-              number(stddev), number(cv), number(lo), number(hi), number(per_step), number(cost.flops),
-              number(cost.bytes), number(cost.flops / median), number(cost.bytes / median), "", "", "ok", command]
-    return p.key(scorer, stage) + values
+    cells = {"repetitions": str(len(samples)), "iterations": str(sum(s.iterations for s in samples)),
+             "median_ns": number(median), "mean_ns": number(mean), "stddev_ns": number(stddev), "cv": number(cv),
+             "min_ns": number(lo), "max_ns": number(hi), "ns_per_step": number(per_step),
+             "flops": number(cost.flops), "bytes": number(cost.bytes), "gflops": number(cost.flops / median),
+             "gbps": number(cost.bytes / median), "status": "ok", "repro": command}
+    return p.key(scorer, stage) + [cells.get(column, "") for column in TIMING_VALUES]
 
 
-def skipped_cells(p: Point, scorer: str, status: str, command: str, stages: List[str] = STAGES) -> List[List[str]]:
-    values = [""] * len(TIMING_VALUES)
-    values[-2:] = [status, command]
+def skipped_cells(p: Point, scorer: str, status: str, command: str, stages: List[str] = DEFAULT_STAGES) -> List[List[str]]:
+    cells = {"status": status, "repro": command}
+    values = [cells.get(column, "") for column in TIMING_VALUES]
     return [p.key(scorer, stage) + values for stage in stages]
 
 
-def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float, stages: List[str] = STAGES,
+def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float, stages: List[str] = DEFAULT_STAGES,
                 skip: Optional[str] = None) -> Tuple[List[List[str]], List[List[str]]]:
     """The timing and samples rows (as cells) of `scorers` at p: measured, or `skipped` rows with status `skip`
     (or because the peer measures f32 only)."""
@@ -468,6 +484,9 @@ def point_cells(p: Point, scorers: List[str], repetitions: int, min_time: float,
     for scorer in scorers:
         command = repro(p, scorer, repetitions, min_time, stages)
         for stage in stages:
+            if stage not in STAGE_WORKS:
+                timing += skipped_cells(p, scorer, no_work_status(stage), command, [stage])
+                continue
             rows = sorted(measured[(scorer, stage)])
             timing.append(timing_cells(p, scorer, stage, rows, command))
             samples += [p.key(scorer, stage) + [str(s.repetition), str(s.iterations), number(s.ns)] for s in rows]
@@ -529,8 +548,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repetitions", type=int, default=5, metavar="N", help="repetitions per scorer x stage (default 5)")
     parser.add_argument("--min-time", type=float, default=0.05, metavar="S",
                         help="seconds each repetition runs at least (default 0.05)")
-    parser.add_argument("--stages", default=",".join(STAGES), metavar="LIST",
-                        help="comma list of stages to time (default all: %(default)s)")
+    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES), metavar="LIST",
+                        help="comma list of stages to time (default: %(default)s; train_step only when named)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--serve", action="store_true",
                         help="answer attnbench run --peer torch: one point per stdin line (JSON), rows on stdout")

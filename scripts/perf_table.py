@@ -29,7 +29,10 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
-OURS = ("onednn", "fused")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attnbench_lists  # noqa: E402
+
+OURS = tuple(attnbench_lists.lists()["impls"])  # every impl of the binary
 PEER = "torch"
 # What names an unnamed size, in this order: "B2 L10 E16 D20 A32".
 SIZE_LABEL = (("B", "batch"), ("L", "src_len"), ("E", "enc_dim"), ("D", "dec_dim"), ("A", "attn_dim"))
@@ -180,9 +183,11 @@ def caption(run: str, stage: str, dtype: str, cells, meta: dict) -> str:
         text += f" (`{meta['command']}`)"
     if any(machine):
         text += " on " + ", ".join(part for part in machine if part)
-    what = " (score + masked softmax + context)" if stage == "step" else ""
+    what = {"step": " (score + masked softmax + context)",
+            "train_step": " (forward over T, loss, backward, clip, Adam)"}.get(stage, "")
+    mode = "with autograd" if stage == "train_step" else "under `torch.no_grad()`"
     return (text + f". Stage `{stage}`{what}, {dtype}, median of "
-            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager under `torch.no_grad()`; "
+            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager {mode}; "
             f"a `-` was not measured.")
 
 

@@ -14,22 +14,30 @@ Creation order. Every probe starts with `torch.manual_seed(seed)`; then:
 One step (`--steps 0`):
     H = torch.randn(B, L, E)
     s = torch.randn(B, D)
-    scorer = SCORERS[name](E, D, A)   # its parameters, in the order listed below
+    scorer = make_scorer(name, E, D, A, L)   # its parameters, in the order listed below
 
 Whole decode (`--steps T`), `EncoderDecoder.__init__` creates, in this order:
     src_emb = nn.Embedding(vocab, emb_dim)
     tgt_emb = nn.Embedding(vocab, emb_dim)
     encoder = nn.GRU(emb_dim, enc_dim // 2, batch_first=True, bidirectional=True)
     bridge  = nn.Linear(enc_dim // 2, dec_dim)
-    scorer  = SCORERS[name](enc_dim, dec_dim, attn_dim)
+    scorer  = make_scorer(name, enc_dim, dec_dim, attn_dim, src_len)
     cell    = nn.GRUCell(emb_dim + enc_dim, dec_dim)
     out     = nn.Linear(dec_dim + enc_dim, vocab)
 then src = torch.randint(0, vocab, (B, L)) and tgt = torch.randint(0, vocab, (B, T)).
 
-Scorer parameters (all without bias):
+Scorer parameters (without bias unless said), as `attnbench list` shows them:
     additive, additive_linear: W = Linear(D, A), U = Linear(E, A), v = Linear(A, 1)
     dot, scaled_dot:           W = Linear(D, A), U = Linear(E, A)
     general:                   W = Linear(E, D)
+    location:                  W_a = Linear(D, L)
+    mlp:                       U = Linear(E, A), W = Linear(D, A) with bias, v = Linear(A, 1)
+
+Gradients (`grad`, what `attnbench grad` prints): the decode's draws with T = --tgt-len,
+then gold = torch.randint(0, vocab, (B, T)); the loss is
+F.cross_entropy(logits (B*T, V), gold (B*T)) over the teacher-forced decode; K = --adam-steps
+optimizer steps (forward, backward, clip_grad_norm_(--clip), Adam(--lr)), then one more
+forward and backward, whose loss and (unclipped) gradients are printed as `name,i,value`.
 
 Source lengths: `--lengths` if given, else lengths[b] = L - (L - len_min) * b // (B - 1)
 (len_min 0 means L; every length is L when B == 1). Scores at j >= lengths[b] are -inf.
@@ -39,15 +47,50 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from dataclasses import dataclass, fields
+from typing import Callable, NamedTuple, Optional
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 
-class AdditiveScorer(nn.Module):
+class Cost(NamedTuple):
+    """Work of one call of a stage, as src/driver/cost_model.cpp counts it."""
+
+    flops: float
+    bytes: float
+
+    def __add__(self, other):
+        return Cost(self.flops + other.flops, self.bytes + other.bytes)
+
+    def __rmul__(self, k):
+        return Cost(k * self.flops, k * self.bytes)
+
+
+def linear_cost(rows, i, o) -> Cost:
+    """core/stage_cost.hpp linear_cost(): dst (rows, o) = src (rows, i) x W^T; weights, input and output once."""
+    return Cost(2 * rows * i * o, 4 * (i * o + rows * i + rows * o))
+
+
+class TwinScorer(nn.Module):
+    """A scorer: keys(H) once per sequence, score(s, K) per step; forward(s, H) is both.
+    keys_cost and score_cost are its ScorerInfo's (torch runs the onednn way), in (B, L, E, D, A)."""
+
+    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
+        return self.score(s, self.keys(H))
+
+    def keys(self, H: torch.Tensor) -> torch.Tensor:
+        return self.U(H)
+
+    @staticmethod
+    def keys_cost(B, L, E, D, A) -> Cost:
+        """variants/projected_keys.hpp projected_keys_cost()."""
+        return linear_cost(B * L, E, A)
+
+
+class AdditiveScorer(TwinScorer):
     """Bahdanau: e_tj = v . tanh(W s + U h_j); without tanh it is the lesson's ablation."""
 
     def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int, use_tanh: bool = True):
@@ -57,15 +100,39 @@ class AdditiveScorer(nn.Module):
         self.v = nn.Linear(attn_dim, 1, bias=False)
         self.use_tanh = use_tanh
 
-    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
-        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
-        z = self.W(s)[:, None, :] + self.U(H)
+    def score(self, s: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        z = self.W(s)[:, None, :] + K
         if self.use_tanh:
             z = torch.tanh(z)
         return self.v(z).squeeze(-1)
 
+    @staticmethod
+    def score_cost_of(B, L, E, D, A, use_tanh) -> Cost:
+        """variants/additive.cpp additive_score_cost(), impl onednn."""
+        elementwise = (2 if use_tanh else 1) * B * L * A
+        return linear_cost(B, D, A) + Cost(elementwise, 4 * 2 * B * L * A) + linear_cost(B * L, A, 1)
 
-class DotScorer(nn.Module):
+
+class MlpScorer(TwinScorer):
+    """OpenNMT-py's mlp: e_tj = v . tanh(W s + b + U h_j); created as GlobalAttention does: U, W (bias), v."""
+
+    def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int):
+        super().__init__()
+        self.U = nn.Linear(enc_dim, attn_dim, bias=False)
+        self.W = nn.Linear(dec_dim, attn_dim, bias=True)
+        self.v = nn.Linear(attn_dim, 1, bias=False)
+
+    def score(self, s: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        return self.v(torch.tanh(self.W(s)[:, None, :] + K)).squeeze(-1)
+
+    @staticmethod
+    def score_cost(B, L, E, D, A) -> Cost:
+        """variants/mlp.cpp mlp_score_cost(), impl onednn."""
+        query = linear_cost(B, D, A) + Cost(B * A, 4 * A)
+        return query + Cost(2 * B * L * A, 4 * 2 * B * L * A) + linear_cost(B * L, A, 1)
+
+
+class DotScorer(TwinScorer):
     """Dot product of projections: e_tj = (W s) . (U h_j), divided by sqrt(A) when scaled."""
 
     def __init__(self, enc_dim: int, dec_dim: int, attn_dim: int, scaled: bool = False):
@@ -74,31 +141,89 @@ class DotScorer(nn.Module):
         self.U = nn.Linear(enc_dim, attn_dim, bias=False)
         self.divisor = math.sqrt(attn_dim) if scaled else 1.0
 
-    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
-        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
-        return (self.U(H) @ self.W(s)[:, :, None]).squeeze(-1) / self.divisor
+    def score(self, s: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        return (K @ self.W(s)[:, :, None]).squeeze(-1) / self.divisor
+
+    @staticmethod
+    def score_cost_of(B, L, E, D, A, scaled) -> Cost:
+        """variants/dot.cpp dot_score_cost()."""
+        return linear_cost(B, D, A) + Cost(2 * B * L * A + (B * L if scaled else 0), 4 * (B * L * A + B * L))
 
 
-class GeneralScorer(nn.Module):
+class GeneralScorer(TwinScorer):
     """Luong's general: e_tj = s . (W h_j); it has no attn_dim."""
 
     def __init__(self, enc_dim: int, dec_dim: int):
         super().__init__()
         self.W = nn.Linear(enc_dim, dec_dim, bias=False)
 
-    def forward(self, s: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
-        """Scores (B, L) of state s (B, D) against annotations H (B, L, E)."""
-        return (self.W(H) @ s[:, :, None]).squeeze(-1)
+    def keys(self, H: torch.Tensor) -> torch.Tensor:
+        return self.W(H)
+
+    def score(self, s: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+        return (K @ s[:, :, None]).squeeze(-1)
+
+    @staticmethod
+    def keys_cost(B, L, E, D, A) -> Cost:
+        return linear_cost(B * L, E, D)
+
+    @staticmethod
+    def score_cost(B, L, E, D, A) -> Cost:
+        return Cost(2 * B * L * D, 4 * (B * L * D + B * D + B * L))
 
 
-# Every scorer by name, as (enc_dim, dec_dim, attn_dim) -> nn.Module; the binary's order.
+class LocationScorer(TwinScorer):
+    """Luong's location: e_tj = (W_a s)_j, position only; it never looks at H and has no keys."""
+
+    def __init__(self, dec_dim: int, src_len: int):
+        super().__init__()
+        self.W_a = nn.Linear(dec_dim, src_len, bias=False)
+
+    def keys(self, H: torch.Tensor) -> None:
+        return None
+
+    def score(self, s: torch.Tensor, K: None) -> torch.Tensor:
+        return self.W_a(s)
+
+    @staticmethod
+    def keys_cost(B, L, E, D, A) -> Cost:
+        return Cost(0, 0)
+
+    @staticmethod
+    def score_cost(B, L, E, D, A) -> Cost:
+        return linear_cost(B, D, L)
+
+
+class Twin(NamedTuple):
+    """One scorer of the binary: make(E, D, A, L) creates its module (parameters in the binary's
+    order); keys_cost and score_cost (B, L, E, D, A) -> Cost are its cost formulas."""
+
+    make: Callable
+    keys_cost: Callable
+    score_cost: Callable
+
+
+def _twin(make, cls, **options) -> Twin:
+    score_cost = cls.score_cost_of if options else cls.score_cost
+    return Twin(make, cls.keys_cost, lambda B, L, E, D, A: score_cost(B, L, E, D, A, *options.values()))
+
+
+# Every scorer by name; tests/test_scorer_lists.py checks these names against `attnbench list --json`.
 SCORERS = {
-    "additive": lambda E, D, A: AdditiveScorer(E, D, A, use_tanh=True),
-    "additive_linear": lambda E, D, A: AdditiveScorer(E, D, A, use_tanh=False),
-    "dot": lambda E, D, A: DotScorer(E, D, A, scaled=False),
-    "scaled_dot": lambda E, D, A: DotScorer(E, D, A, scaled=True),
-    "general": lambda E, D, A: GeneralScorer(E, D),
+    "additive": _twin(lambda E, D, A, L: AdditiveScorer(E, D, A, use_tanh=True), AdditiveScorer, use_tanh=True),
+    "additive_linear": _twin(lambda E, D, A, L: AdditiveScorer(E, D, A, use_tanh=False), AdditiveScorer,
+                             use_tanh=False),
+    "dot": _twin(lambda E, D, A, L: DotScorer(E, D, A, scaled=False), DotScorer, scaled=False),
+    "scaled_dot": _twin(lambda E, D, A, L: DotScorer(E, D, A, scaled=True), DotScorer, scaled=True),
+    "general": _twin(lambda E, D, A, L: GeneralScorer(E, D), GeneralScorer),
+    "location": _twin(lambda E, D, A, L: LocationScorer(D, L), LocationScorer),
+    "mlp": _twin(lambda E, D, A, L: MlpScorer(E, D, A), MlpScorer),
 }
+
+
+def make_scorer(name: str, enc_dim: int, dec_dim: int, attn_dim: int, src_len: int) -> TwinScorer:
+    """The twin of scorer `name`, its parameters drawn now in the binary's order."""
+    return SCORERS[name].make(enc_dim, dec_dim, attn_dim, src_len)
 
 
 def attend(e: torch.Tensor, H: torch.Tensor, lengths: torch.Tensor):
@@ -112,13 +237,14 @@ def attend(e: torch.Tensor, H: torch.Tensor, lengths: torch.Tensor):
 class EncoderDecoder(nn.Module):
     """The harness's model: BiGRU encoder, tanh bridge, attention, GRUCell decoder, output layer."""
 
-    def __init__(self, scorer: str, vocab: int, emb_dim: int, enc_dim: int, dec_dim: int, attn_dim: int):
+    def __init__(self, scorer: str, vocab: int, emb_dim: int, enc_dim: int, dec_dim: int, attn_dim: int,
+                 src_len: int):
         super().__init__()
         self.src_emb = nn.Embedding(vocab, emb_dim)
         self.tgt_emb = nn.Embedding(vocab, emb_dim)
         self.encoder = nn.GRU(emb_dim, enc_dim // 2, batch_first=True, bidirectional=True)
         self.bridge = nn.Linear(enc_dim // 2, dec_dim)
-        self.scorer = SCORERS[scorer](enc_dim, dec_dim, attn_dim)
+        self.scorer = make_scorer(scorer, enc_dim, dec_dim, attn_dim, src_len)
         self.cell = nn.GRUCell(emb_dim + enc_dim, dec_dim)
         self.out = nn.Linear(dec_dim + enc_dim, vocab)
 
@@ -160,9 +286,9 @@ class Probe:
     def flags(self) -> list:
         """The binary's command-line flags for this probe, e.g. ['--init', 'torch', '--scorer', 'dot', ...]."""
         out = ["--init", "torch"]
-        for name in ("scorer", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim",
-                     "vocab", "threads", "seed", "len_min", "steps"):
-            out += ["--" + name.replace("_", "-"), str(getattr(self, name))]
+        for field in fields(self):
+            if field.name != "lengths":
+                out += ["--" + field.name.replace("_", "-"), str(getattr(self, field.name))]
         if self.lengths is not None:
             out += ["--lengths", ",".join(str(n) for n in self.lengths)]
         return out
@@ -211,14 +337,14 @@ def one_step_records(p: Probe) -> list:
     """Scores, weights and context of one attention step on random H and s (assumes the seed is set)."""
     H = torch.randn(p.batch, p.src_len, p.enc_dim)
     s = torch.randn(p.batch, p.dec_dim)
-    scorer = SCORERS[p.scorer](p.enc_dim, p.dec_dim, p.attn_dim)
+    scorer = make_scorer(p.scorer, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
     scores, weights, context = attend(scorer(s, H), H, torch.tensor(p.source_lengths()))
     return [Record("scores", None, scores), Record("weights", None, weights), Record("context", None, context)]
 
 
 def decode_records(p: Probe) -> list:
     """Annotations, s_0, then per step scores, weights, context, state, logits (assumes the seed is set)."""
-    model = EncoderDecoder(p.scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim)
+    model = EncoderDecoder(p.scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
     src = torch.randint(0, p.vocab, (p.batch, p.src_len))
     tgt = torch.randint(0, p.vocab, (p.batch, p.steps))
     lengths = torch.tensor(p.source_lengths())
@@ -229,6 +355,70 @@ def decode_records(p: Probe) -> list:
         names = ("scores", "weights", "context", "state", "logits")
         records += [Record(n, str(t + 1), v) for n, v in zip(names, (scores, weights, context, s, logits))]
     return records
+
+
+def decode_loss(model: EncoderDecoder, src, tgt, gold, lengths) -> torch.Tensor:
+    """F.cross_entropy over the teacher-forced decode: logits (B, T, V) against gold (B, T)."""
+    H, s = model.encode(src)
+    logits = []
+    for t in range(tgt.shape[1]):
+        s, step_logits = model.step(s, H, lengths, tgt[:, t])[3:]
+        logits.append(step_logits)
+    stacked = torch.stack(logits, 1)
+    return F.cross_entropy(stacked.reshape(-1, stacked.shape[-1]), gold.reshape(-1))
+
+
+@dataclass
+class Training:
+    """The training inputs of one batch, drawn after the model as `attnbench grad` draws them."""
+
+    model: EncoderDecoder
+    src: torch.Tensor
+    tgt: torch.Tensor
+    gold: torch.Tensor
+    lengths: torch.Tensor
+
+    def loss(self) -> torch.Tensor:
+        return decode_loss(self.model, self.src, self.tgt, self.gold, self.lengths)
+
+
+def make_training(p: Probe) -> Training:
+    """Seeds, then draws the model, src (B, L), tgt (B, T) and gold (B, T), T = p.tgt_len."""
+    torch.manual_seed(p.seed)
+    model = EncoderDecoder(p.scorer, p.vocab, p.emb_dim, p.enc_dim, p.dec_dim, p.attn_dim, p.src_len)
+    src = torch.randint(0, p.vocab, (p.batch, p.src_len))
+    tgt = torch.randint(0, p.vocab, (p.batch, p.tgt_len))
+    gold = torch.randint(0, p.vocab, (p.batch, p.tgt_len))
+    return Training(model, src, tgt, gold, torch.tensor(p.source_lengths()))
+
+
+def train_step(training: Training, optimizer: torch.optim.Optimizer, clip: float) -> float:
+    """One step on the batch: forward, loss, backward, clip_grad_norm_, Adam; returns the loss."""
+    optimizer.zero_grad()
+    loss = training.loss()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(training.model.parameters(), clip)
+    optimizer.step()
+    return loss.item()
+
+
+def run_grad(p: Probe, adam_steps: int = 0, lr: float = 1e-3, clip: float = 5.0) -> str:
+    """The CSV `attnbench grad --init torch` prints: `loss,0,L` then every `grad.<name>,i,value`."""
+    validate(p)
+    if adam_steps < 0:
+        raise ValueError(f"--adam-steps: must be 0 or more, got {adam_steps}")
+    torch.set_num_threads(p.threads)
+    training = make_training(p)
+    optimizer = torch.optim.Adam(training.model.parameters(), lr=lr)
+    for _ in range(adam_steps):
+        train_step(training, optimizer, clip)
+    optimizer.zero_grad()
+    loss = training.loss()
+    loss.backward()
+    lines = ["name,i,value", f"loss,0,{loss.item():.9g}"]
+    for name, param in training.model.named_parameters():
+        lines.extend(f"grad.{name},{i},{x:.9g}" for i, x in enumerate(param.grad.reshape(-1).tolist()))
+    return "\n".join(lines) + "\n"
 
 
 def format_csv(records: list, header: list) -> str:
@@ -263,27 +453,40 @@ def make_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     probe = commands.add_parser("probe", help="print what `attnbench probe --init torch` prints")
     defaults = Probe()
-    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
-                 "seed", "len_min", "steps"):
-        probe.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
+    for field in fields(Probe):
+        if field.type in ("int", int):
+            probe.add_argument("--" + field.name.replace("_", "-"), type=int, default=getattr(defaults, field.name))
     probe.add_argument("--scorer", default=defaults.scorer, help="one of: " + ", ".join(SCORERS))
     probe.add_argument("--dtype", default="f32", help="f32 only")
     probe.add_argument("--init", default="fast", help="torch only (the binary's default, fast, is refused)")
     probe.add_argument("--lengths", type=parse_lengths, help="comma list of valid source lengths, e.g. 10,7")
+    grad = commands.add_parser("grad", help="print what `attnbench grad --init torch` prints")
+    for name in ("batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "threads",
+                 "seed", "len_min", "adam_steps"):
+        grad.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name, 0))
+    grad.add_argument("--lr", type=float, default=1e-3)
+    grad.add_argument("--clip", type=float, default=5.0)
+    grad.add_argument("--scorer", default=defaults.scorer, help="one of: " + ", ".join(SCORERS))
+    grad.add_argument("--init", default="fast", help="torch only")
+    grad.add_argument("--lengths", type=parse_lengths, help="comma list of valid source lengths, e.g. 10,7")
     return parser
 
 
 def main(argv: Optional[list] = None) -> int:
     """Runs the command line; returns 0, or 2 (message on stderr) for input the twin cannot reproduce."""
     args = vars(make_parser().parse_args(argv))
-    args.pop("command")
-    init, dtype = args.pop("init"), args.pop("dtype")
+    command = args.pop("command")
+    init, dtype = args.pop("init"), args.pop("dtype", "f32")
     try:
         if init != "torch":
             raise ValueError(f"--init: the twin reproduces only --init torch, got '{init}'")
         if dtype != "f32":
             raise ValueError(f"--dtype: unsupported data type '{dtype}'; supported: f32")
-        csv = run_probe(Probe(**args))
+        if command == "grad":
+            training = {name: args.pop(name) for name in ("adam_steps", "lr", "clip")}
+            csv = run_grad(Probe(**args), **training)
+        else:
+            csv = run_probe(Probe(**args))
     except ValueError as error:
         print(f"torch_twin: error: {error}", file=sys.stderr)
         return 2

@@ -6,12 +6,17 @@
 
 namespace {
 std::atomic<std::int64_t> allocations{0};
+std::atomic<std::int64_t> frees{0};
 }  // namespace
 
 namespace attnbench::test {
 
 std::int64_t allocations_since_reset() { return allocations.load(); }
-void reset_allocation_count() { allocations.store(0); }
+void reset_allocation_count() {
+  allocations.store(0);
+  frees.store(0);
+}
+std::int64_t live_blocks_since_reset() { return allocations.load() - frees.load(); }
 
 #if defined(__SANITIZE_ADDRESS__)
 bool allocation_counting_available() { return false; }
@@ -41,6 +46,7 @@ void* calloc(std::size_t count, std::size_t size) {
 }
 void* realloc(void* pointer, std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
+  if (pointer != nullptr) frees.fetch_add(1, std::memory_order_relaxed);
   return __libc_realloc(pointer, size);
 }
 void* memalign(std::size_t alignment, std::size_t size) {
@@ -54,6 +60,9 @@ int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
   *out = pointer;
   return 0;
 }
-void free(void* pointer) { __libc_free(pointer); }
+void free(void* pointer) {
+  if (pointer != nullptr) frees.fetch_add(1, std::memory_order_relaxed);
+  __libc_free(pointer);
+}
 }
 #endif

@@ -15,4 +15,9 @@ bool allocation_counting_available();
 std::int64_t allocations_since_reset();
 void reset_allocation_count();
 
+// Blocks allocated minus blocks freed (free of a non-null pointer, realloc of a non-null
+// pointer counts as one free and one allocation) since the last reset: 0 when everything
+// allocated in between was also released.
+std::int64_t live_blocks_since_reset();
+
 }  // namespace attnbench::test

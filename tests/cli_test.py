@@ -1,29 +1,16 @@
-#!/usr/bin/python3
 """CLI tests: run the built attnbench binary the way a user does and check what it prints.
 
-Usage: cli_test.py /path/to/build/attnbench
-
-Standard library only. Each case is a separate check; a failing case prints one line
-naming the case, the command and what was wrong. The last line is `N passed, M failed`;
-the exit code is 1 when any case failed.
+Run by CTest one case per process (see tests/CMakeLists.txt), or all at once:
+    /usr/bin/python3 -m pytest tests/cli_test.py --attnbench build/attnbench
 """
 
 import math
 import os
 import re
-import sys
 
-import cli_support as cli
-from cli_support import case, one_error_line, run
+import pytest
 
-SCORERS = ["additive", "additive_linear", "dot", "scaled_dot", "general"]
-PROBLEM_FLAGS = ["--scorer", "--batch", "--src-len", "--tgt-len", "--emb-dim", "--enc-dim", "--dec-dim",
-                 "--attn-dim", "--vocab", "--threads", "--impl", "--dtype", "--seed", "--init", "--len-min"]
 PROBE_ONLY_FLAGS = ["--lengths", "--steps"]
-
-def run_ok_stdout(*args):
-    """Runs and requires exit 0 with output on stdout."""
-    return cli.run_ok(*args, require_stdout=True)
 
 
 # ---------------------------------------------------------------------------- CSV helpers
@@ -167,79 +154,63 @@ def compare_values(r1, r2, header, tol):
 
 # ---------------------------------------------------------------------------- cases
 
-@case("version prints 'attnbench x.y.z'")
-def _():
-    r = run("--version")
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
+def test_version_prints_the_project_version(attnbench):
+    r = attnbench.run_ok("--version")
     if not re.fullmatch(r"attnbench \d+\.\d+\.\d+\n?", r.stdout):
         r.fail(f"expected stdout 'attnbench <x.y.z>', got {r.stdout!r}")
-    cmake = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "CMakeLists.txt")
-    if os.path.exists(cmake):
-        with open(cmake, encoding="utf-8") as f:
-            m = re.search(r"project\(\s*attnbench\s+VERSION\s+([0-9.]+)", f.read())
-        if m and r.stdout.split()[1] != m.group(1):
-            r.fail(f"version {r.stdout.split()[1]} differs from project VERSION {m.group(1)} in CMakeLists.txt")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "CMakeLists.txt"),
+              encoding="utf-8") as f:
+        m = re.search(r"project\(\s*attnbench\s+VERSION\s+([0-9.]+)", f.read())
+    assert m, "no project(attnbench VERSION x.y.z) in CMakeLists.txt"
+    if r.stdout.split()[1] != m.group(1):
+        r.fail(f"version {r.stdout.split()[1]} differs from project VERSION {m.group(1)} in CMakeLists.txt")
 
 
-@case("--help names every subcommand")
-def _():
-    r = run("--help")
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
+def test_help_names_every_subcommand(attnbench):
+    r = attnbench.run_ok("--help")
     for sub in ("list", "lesson", "probe"):
         if not re.search(rf"^\s+{sub}\s", r.stdout, re.M):
             r.fail(f"help does not list subcommand {sub!r}")
 
 
-for _sub in ("list", "lesson"):
-    @case(f"{_sub} --help exits 0")
-    def _(sub=_sub):
-        r = run(sub, "--help")
-        if r.returncode != 0:
-            r.fail(f"expected exit 0; got {r.brief()}")
-        if f"attnbench {sub}" not in r.stdout:
-            r.fail(f"help does not show usage 'attnbench {sub}': {r.stdout!r}")
+@pytest.mark.parametrize("sub", ["list", "lesson"])
+def test_subcommand_help_shows_its_usage(attnbench, sub):
+    r = attnbench.run_ok(sub, "--help")
+    if f"attnbench {sub}" not in r.stdout:
+        r.fail(f"help does not show usage 'attnbench {sub}': {r.stdout!r}")
 
 
-@case("probe --help lists every Problem flag, --lengths and --steps")
-def _():
-    r = run("probe", "--help")
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
-    missing = [flag for flag in PROBLEM_FLAGS + PROBE_ONLY_FLAGS if not re.search(rf"{flag}\b", r.stdout)]
+def test_probe_help_lists_every_problem_flag_and_scorer(attnbench, lists):
+    r = attnbench.run_ok("probe", "--help")
+    flags = [field["flag"] for field in lists["fields"]] + PROBE_ONLY_FLAGS
+    missing = [flag for flag in flags if not re.search(rf"{flag}\b", r.stdout)]
     if missing:
         r.fail(f"help does not mention {', '.join(missing)}")
-    for scorer in SCORERS:
-        if scorer not in r.stdout:
-            r.fail(f"--scorer help does not list {scorer!r}")
+    for scorer in lists["scorers"]:
+        if scorer["name"] not in r.stdout:
+            r.fail(f"--scorer help does not list {scorer['name']!r}")
 
 
-@case("list names all five scorers with formula and paper")
-def _():
-    r = run_ok_stdout("list")
+def test_list_shows_formula_and_paper_of(attnbench, scorer):
+    r = attnbench.run_ok("list", require_stdout=True)
     lines = r.stdout.splitlines()
-    for scorer in SCORERS:
-        starts = [n for n, line in enumerate(lines) if line.strip() == scorer]
-        if not starts:
-            r.fail(f"no line naming scorer {scorer!r}")
-        block = []
-        for line in lines[starts[0] + 1:]:
-            if not line.startswith("      "):  # the scorer's indented detail lines
-                break
-            block.append(line.strip())
-        if not any(line.startswith("e_tj =") for line in block):
-            r.fail(f"{scorer}: no formula line 'e_tj = ...' under it")
-        sources = [line for line in block if line.startswith("source:")]
-        if not sources or not re.search(r"(19|20)\d\d", sources[0]):
-            r.fail(f"{scorer}: no 'source:' line citing a paper and year")
+    starts = [n for n, line in enumerate(lines) if line.strip() == scorer]
+    if not starts:
+        r.fail(f"no line naming scorer {scorer!r}")
+    block = []
+    for line in lines[starts[0] + 1:]:
+        if not line.startswith("      "):  # the scorer's indented detail lines
+            break
+        block.append(line.strip())
+    if not any(line.startswith("e_tj =") for line in block):
+        r.fail(f"{scorer}: no formula line 'e_tj = ...' under it")
+    sources = [line for line in block if line.startswith("source:")]
+    if not sources or not re.search(r"(19|20)\d\d", sources[0]):
+        r.fail(f"{scorer}: no 'source:' line citing a paper and year")
 
 
-@case("lesson reproduces all N of N results, every row 'yes'")
-def _():
-    r = run("lesson")
-    if r.returncode != 0:
-        r.fail(f"expected exit 0; got {r.brief()}")
+def test_lesson_reproduces_all_11_results(attnbench):
+    r = attnbench.run_ok("lesson")
     m = re.search(r"^(\d+) of (\d+) lesson results match", r.stdout, re.M)
     if not m:
         r.fail("no 'N of N lesson results match' line")
@@ -260,24 +231,23 @@ def _():
         r.fail(f"rows not ending in 'yes': {bad}")
 
 
-for _scorer in SCORERS:
-    @case(f"probe --scorer {_scorer}: B*L scores, B*L weights summing to 1, B*E context")
-    def _(scorer=_scorer):
-        B, L, E = 3, 7, 6
-        r = run_ok_stdout("probe", "--scorer", scorer, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", 5,
-                   "--attn-dim", 4)
-        check_one_step(r, B, L, E, [L] * B)
+def test_probe_one_step_counts_and_weights(attnbench, scorer):
+    """B*L scores, B*L weights summing to 1, B*E context."""
+    B, L, E = 3, 7, 6
+    r = attnbench.run_ok("probe", "--scorer", scorer, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", 5,
+                         "--attn-dim", 4, require_stdout=True)
+    check_one_step(r, B, L, E, [L] * B)
 
 
-@case("probe with defaults: header and counts (B=2, L=10, E=16)")
-def _():
-    r = run_ok_stdout("probe")
+def test_probe_defaults_header_and_counts(attnbench):
+    """B=2, L=10, E=16."""
+    r = attnbench.run_ok("probe", require_stdout=True)
     check_one_step(r, 2, 10, 16, [10, 10])
 
 
-@case("probe --lengths 4,2: masked scores -inf, masked weights 0")
-def _():
-    r = run_ok_stdout("probe", "--lengths", "4,2", "--batch", 2, "--src-len", 4)
+def test_probe_lengths_mask_scores_and_weights(attnbench):
+    """--lengths 4,2: masked scores -inf, masked weights 0."""
+    r = attnbench.run_ok("probe", "--lengths", "4,2", "--batch", 2, "--src-len", 4, require_stdout=True)
     by_tensor = check_one_step(r, 2, 4, 16, [4, 2])
     masked = [row for row in by_tensor[("scores",)] if row[1] == "1" and int(row[2]) >= 2]
     if len(masked) != 2 or any(row[-1] != -math.inf for row in masked):
@@ -288,68 +258,63 @@ def _():
         r.fail("expected the literal row 'weights,1,3,0'")
 
 
-@case("probe --len-min: lengths fall linearly, padding masked")
-def _():
-    r = run_ok_stdout("probe", "--batch", 3, "--src-len", 6, "--len-min", 2)
+def test_probe_len_min_lengths_fall_linearly(attnbench):
+    r = attnbench.run_ok("probe", "--batch", 3, "--src-len", 6, "--len-min", 2, require_stdout=True)
     check_one_step(r, 3, 6, 16, [6, 4, 2])
 
 
-@case("probe --steps 3: header tensor,t,b,i,value and every tensor's count")
-def _():
+def test_probe_steps_every_tensor_count(attnbench):
+    """--steps 3: header tensor,t,b,i,value and every tensor's count."""
     B, L, E, D, V = 2, 5, 6, 7, 11
-    r = run_ok_stdout("probe", "--steps", 3, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
-               "--vocab", V, "--emb-dim", 4, "--attn-dim", 3)
+    r = attnbench.run_ok("probe", "--steps", 3, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+                         "--vocab", V, "--emb-dim", 4, "--attn-dim", 3, require_stdout=True)
     check_decode(r, 3, B, L, E, D, V, [L] * B)
 
 
-@case("probe --steps 2 with --lengths 5,3: masked in every step")
-def _():
+def test_probe_steps_masked_in_every_step(attnbench):
+    """--steps 2 with --lengths 5,3."""
     B, L, E, D, V = 2, 5, 6, 7, 11
-    r = run_ok_stdout("probe", "--steps", 2, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
-               "--vocab", V, "--lengths", "5,3", "--scorer", "general")
+    r = attnbench.run_ok("probe", "--steps", 2, "--batch", B, "--src-len", L, "--enc-dim", E, "--dec-dim", D,
+                         "--vocab", V, "--lengths", "5,3", "--scorer", "general", require_stdout=True)
     check_decode(r, 2, B, L, E, D, V, [5, 3])
 
 
-for _init in ("fast", "torch"):
-    for _steps in (0, 3):
-        @case(f"determinism: --init {_init}{f' --steps {_steps}' if _steps else ''} twice is byte-identical")
-        def _(init=_init, steps=_steps):
-            args = ["probe", "--init", init, "--seed", 7, "--batch", 3, "--src-len", 9, "--len-min", 4]
-            if steps:
-                args += ["--steps", steps]
-            first, second = run_ok_stdout(*args), run_ok_stdout(*args)
-            if first.stdout != second.stdout:
-                n = next(k for k, (a, b) in enumerate(zip(first.stdout.splitlines(), second.stdout.splitlines()))
-                         if a != b) if first.stdout.count("\n") == second.stdout.count("\n") else None
-                second.fail("two runs differ" + (f" first at line {n + 1}" if n is not None else " in length"))
+@pytest.mark.parametrize("steps", [0, 3], ids=["one-step", "steps-3"])
+def test_probe_twice_is_byte_identical(attnbench, init, steps):
+    args = ["probe", "--init", init, "--seed", 7, "--batch", 3, "--src-len", 9, "--len-min", 4]
+    if steps:
+        args += ["--steps", steps]
+    first = attnbench.run_ok(*args, require_stdout=True)
+    second = attnbench.run_ok(*args, require_stdout=True)
+    if first.stdout != second.stdout:
+        n = next(k for k, (a, b) in enumerate(zip(first.stdout.splitlines(), second.stdout.splitlines()))
+                 if a != b) if first.stdout.count("\n") == second.stdout.count("\n") else None
+        second.fail("two runs differ" + (f" first at line {n + 1}" if n is not None else " in length"))
 
 
-@case("determinism: --seed changes the values")
-def _():
-    a = run_ok_stdout("probe", "--seed", 1)
-    b = run_ok_stdout("probe", "--seed", 2)
+def test_probe_seed_changes_the_values(attnbench):
+    a = attnbench.run_ok("probe", "--seed", 1, require_stdout=True)
+    b = attnbench.run_ok("probe", "--seed", 2, require_stdout=True)
     if a.stdout == b.stdout:
         b.fail("output identical to --seed 1; the seed has no effect")
 
 
-for _steps in (0, 3):
-    @case(f"--threads 2 matches --threads 1 within 1e-5{f' (--steps {_steps})' if _steps else ''}")
-    def _(steps=_steps):
-        args = ["probe", "--batch", 8, "--src-len", 64, "--enc-dim", 64, "--dec-dim", 48, "--attn-dim", 40,
-                "--len-min", 10]
-        header = "tensor,b,i,value"
-        if steps:
-            args += ["--steps", steps, "--vocab", 300]
-            header = "tensor,t,b,i,value"
-        one = run_ok_stdout(*args, "--threads", 1)
-        two = run_ok_stdout(*args, "--threads", 2)
-        compare_values(one, two, header, 1e-5)
+@pytest.mark.parametrize("steps", [0, 3], ids=["one-step", "steps-3"])
+def test_probe_two_threads_match_one_within_1e_5(attnbench, steps):
+    args = ["probe", "--batch", 8, "--src-len", 64, "--enc-dim", 64, "--dec-dim", 48, "--attn-dim", 40, "--len-min", 10]
+    header = "tensor,b,i,value"
+    if steps:
+        args += ["--steps", steps, "--vocab", 300]
+        header = "tensor,t,b,i,value"
+    one = attnbench.run_ok(*args, "--threads", 1, require_stdout=True)
+    two = attnbench.run_ok(*args, "--threads", 2, require_stdout=True)
+    compare_values(one, two, header, 1e-5)
 
 
-# Errors: exit 2, one stderr line naming the flag and the bad value, nothing on stdout.
-@case("probe --steps 4 --tensors weights prints only the T x L weights")
-def _():
-    r = run_ok_stdout("probe", "--steps", 4, "--src-len", 6, "--batch", 2, "--tensors", "weights")
+def test_probe_tensors_weights_prints_only_the_weights(attnbench):
+    """--steps 4 --tensors weights prints only the T x L weights, each step's summing to 1."""
+    r = attnbench.run_ok("probe", "--steps", 4, "--src-len", 6, "--batch", 2, "--tensors", "weights",
+                         require_stdout=True)
     lines = r.stdout.splitlines()
     if lines[0] != "tensor,t,b,i,value":
         r.fail(f"header {lines[0]!r}")
@@ -362,44 +327,49 @@ def _():
             r.fail(f"step {t} weights of example 0 sum to {total}")
 
 
-# Each entry: (case name, args, list of regexes stderr must match).
+def words(names):
+    """Regexes requiring each of `names` as a word."""
+    return [rf"\b{re.escape(name)}\b" for name in names]
+
+
+# (id, args, regexes stderr must match, the binary's lists whose every word the message must name)
 ERRORS = [
-    ("unknown scorer", ["probe", "--scorer", "luong"],
-     [r"--scorer", r"luong"] + [rf"\b{s}\b" for s in SCORERS]),
-    ("--batch 0", ["probe", "--batch", "0"], [r"--batch", r"\b0\b"]),
-    ("--batch=-3", ["probe", "--batch=-3"], [r"--batch", r"-3\b"]),
-    ("--src-len abc", ["probe", "--src-len", "abc"], [r"--src-len", r"\babc\b"]),
-    ("--attn-dim 0", ["probe", "--attn-dim", "0"], [r"--attn-dim", r"\b0\b"]),
-    ("odd --enc-dim 15", ["probe", "--enc-dim", "15"], [r"--enc-dim", r"\b15\b", r"2 x|2x|twice", r"hidden"]),
-    ("--dtype f64", ["probe", "--dtype", "f64"], [r"--dtype", r"\bf64\b", r"\bf32\b"]),
-    ("--impl gpu", ["probe", "--impl", "gpu"], [r"--impl", r"\bgpu\b", r"\bonednn\b", r"\bfused\b"]),
-    ("--init nope", ["probe", "--init", "nope"], [r"--init", r"\bnope\b", r"\bfast\b", r"\btorch\b"]),
-    ("--lengths 4,9 with --src-len 4", ["probe", "--src-len", "4", "--lengths", "4,9"],
-     [r"--lengths", r"\b9\b", r"\b4\b"]),
-    ("--lengths 3 with --batch 2", ["probe", "--batch", "2", "--lengths", "3"],
-     [r"--lengths", r"--batch", r"\b2\b"]),
-    ("--len-min 99 with --src-len 10", ["probe", "--src-len", "10", "--len-min", "99"],
-     [r"--len-min", r"\b99\b", r"\b10\b"]),
-    ("point too large for memory", ["probe", "--vocab", "2000000000", "--steps", "1"],
-     [r"--vocab", r"memory", r"GiB"]),
-    ("--steps -1", ["probe", "--steps", "-1"], [r"--steps", r"-1\b"]),
-    ("--threads 0", ["probe", "--threads", "0"], [r"--threads", r"\b0\b"]),
-    ("--tensors logits without --steps", ["probe", "--tensors", "logits"], [r"--tensors", r"\blogits\b", r"weights"]),
-    ("unknown flag on probe", ["probe", "--bogus-flag", "1"], [r"--bogus-flag"]),
-    ("unknown flag on list", ["list", "--bogus-flag"], [r"--bogus-flag"]),
-    ("unknown flag before the subcommand", ["--bogus-flag", "list"], [r"--bogus-flag"]),
-    ("unknown flag and no subcommand", ["--bogus-flag"], [r"--bogus-flag"]),
-    ("unknown subcommand", ["frobnicate"], [r"frobnicate"]),
-    ("missing subcommand", [], [r"subcommand"]),
+    ("unknown-scorer", ["probe", "--scorer", "luong"], [r"--scorer", r"luong"], "scorers"),
+    ("batch-0", ["probe", "--batch", "0"], [r"--batch", r"\b0\b"], None),
+    ("batch=-3", ["probe", "--batch=-3"], [r"--batch", r"-3\b"], None),
+    ("src-len-abc", ["probe", "--src-len", "abc"], [r"--src-len", r"\babc\b"], None),
+    ("attn-dim-0", ["probe", "--attn-dim", "0"], [r"--attn-dim", r"\b0\b"], None),
+    ("odd-enc-dim-15", ["probe", "--enc-dim", "15"], [r"--enc-dim", r"\b15\b", r"2 x|2x|twice", r"hidden"], None),
+    ("dtype-f64", ["probe", "--dtype", "f64"], [r"--dtype", r"\bf64\b"], "dtypes"),
+    ("impl-gpu", ["probe", "--impl", "gpu"], [r"--impl", r"\bgpu\b"], "impls"),
+    ("init-nope", ["probe", "--init", "nope"], [r"--init", r"\bnope\b"], "inits"),
+    ("lengths-beyond-src-len", ["probe", "--src-len", "4", "--lengths", "4,9"], [r"--lengths", r"\b9\b", r"\b4\b"],
+     None),
+    ("lengths-count-not-batch", ["probe", "--batch", "2", "--lengths", "3"], [r"--lengths", r"--batch", r"\b2\b"],
+     None),
+    ("len-min-beyond-src-len", ["probe", "--src-len", "10", "--len-min", "99"], [r"--len-min", r"\b99\b", r"\b10\b"],
+     None),
+    ("point-too-large-for-memory", ["probe", "--vocab", "2000000000", "--steps", "1"],
+     [r"--vocab", r"memory", r"GiB"], None),
+    ("steps--1", ["probe", "--steps", "-1"], [r"--steps", r"-1\b"], None),
+    ("threads-0", ["probe", "--threads", "0"], [r"--threads", r"\b0\b"], None),
+    ("tensors-logits-without-steps", ["probe", "--tensors", "logits"], [r"--tensors", r"\blogits\b", r"weights"],
+     None),
+    ("unknown-flag-on-probe", ["probe", "--bogus-flag", "1"], [r"--bogus-flag"], None),
+    ("unknown-flag-on-list", ["list", "--bogus-flag"], [r"--bogus-flag"], None),
+    ("unknown-flag-before-the-subcommand", ["--bogus-flag", "list"], [r"--bogus-flag"], None),
+    ("unknown-flag-and-no-subcommand", ["--bogus-flag"], [r"--bogus-flag"], None),
+    ("unknown-subcommand", ["frobnicate"], [r"frobnicate"], None),
+    ("missing-subcommand", [], [r"subcommand"], None),
 ]
 
-for _name, _args, _patterns in ERRORS:
-    @case(f"error: {_name} -> exit 2, one stderr line naming it")
-    def _(args=_args, patterns=_patterns):
-        one_error_line(run(*args), patterns)
+
+@pytest.mark.parametrize("args, patterns, choices", [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])
+def test_bad_input_one_error_line_naming_it(attnbench, lists, args, patterns, choices):
+    """Exit 2, one stderr line naming the flag and the bad value (and the valid words), nothing on stdout."""
+    valid = words(listed_names(lists, choices)) if choices else []
+    attnbench.run(*args).one_error_line(patterns + valid)
 
 
-# ---------------------------------------------------------------------------- main
-
-if __name__ == "__main__":
-    sys.exit(cli.main(sys.argv))
+def listed_names(lists, kind):
+    return [item["name"] if isinstance(item, dict) else item for item in lists[kind]]

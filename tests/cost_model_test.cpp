@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "driver/cost_model.hpp"
+#include "test_support.hpp"
 
 namespace attnbench {
 namespace {
@@ -75,24 +79,64 @@ TEST(CostModel, FusedLinearAdditiveStepIsTheQueryScoreAndCopies) {
   EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 2.0 * 2 * 3 * 4);
 }
 
-TEST(CostModel, FusedBf16StepsStreamKeysAndAnnotationsAtTwoBytes) {
-  // additive: the keys (B, L, A) and, in the context, H (B, L, E) at 2 bytes instead of 4.
-  Problem p = small("additive", Impl::fused);
-  const StageCost f32 = stage_cost(p, "step");
-  p.dtype = DType::bf16;
-  const StageCost bf16 = stage_cost(p, "step");
-  EXPECT_DOUBLE_EQ(bf16.flops, f32.flops);
-  EXPECT_DOUBLE_EQ(f32.bytes - bf16.bytes, 2.0 * (2 * 3 * 6 + 2 * 3 * 4));
-  // scaled_dot from H reads H once, at 2 bytes.
-  Problem q = small("scaled_dot", Impl::fused);
-  const double f32_bytes = stage_cost(q, "step").bytes;
-  q.dtype = DType::bf16;
-  EXPECT_DOUBLE_EQ(f32_bytes - stage_cost(q, "step").bytes, 2.0 * 2 * 3 * 4);
-  // oneDNN's bf16 converts per call: its compulsory f32 traffic is unchanged.
-  Problem o = small("additive");
-  const double onednn_bytes = stage_cost(o, "step").bytes;
-  o.dtype = DType::bf16;
-  EXPECT_DOUBLE_EQ(stage_cost(o, "step").bytes, onednn_bytes);
+TEST(CostModel, EveryFusedBf16StepStreamsItsRowsAtTwoBytes) {
+  // B2 L3 E4 D5 A6: the bytes the bf16 fused step saves are 2 per element of the rows it
+  // streams: its keys (B, L, A) or (B, L, D) for general, and H (B, L, E) for the context,
+  // read once when dot scores from it; additive_linear's step streams neither (its context
+  // is per sequence) and location has no keys.
+  const double BLA = 2 * 3 * 6, BLD = 2 * 3 * 5, BLE = 2 * 3 * 4;
+  const std::map<std::string, double> saved = {
+      {"additive", 2 * (BLA + BLE)}, {"additive_linear", 0.0}, {"dot", 2 * BLE}, {"scaled_dot", 2 * BLE},
+      {"general", 2 * (BLD + BLE)},  {"location", 2 * BLE},    {"mlp", 2 * (BLA + BLE)}};
+  ASSERT_EQ(saved.size(), test::all_scorer_names().size());
+  for (const std::string& scorer : test::all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    Problem p = small(scorer.c_str(), Impl::fused);
+    const StageCost f32 = stage_cost(p, "step");
+    p.dtype = DType::bf16;
+    const StageCost bf16 = stage_cost(p, "step");
+    EXPECT_DOUBLE_EQ(bf16.flops, f32.flops);
+    EXPECT_DOUBLE_EQ(f32.bytes - bf16.bytes, saved.at(scorer));
+    // oneDNN's bf16 converts per call: its compulsory f32 traffic is unchanged.
+    Problem o = small(scorer.c_str());
+    const double onednn_bytes = stage_cost(o, "step").bytes;
+    o.dtype = DType::bf16;
+    EXPECT_DOUBLE_EQ(stage_cost(o, "step").bytes, onednn_bytes);
+  }
+}
+
+TEST(CostModel, LocationHasNoKeysAndScoresWithOneProjectionToSrcLen) {
+  for (Impl impl : {Impl::onednn, Impl::fused}) {
+    const StageCost keys = stage_cost(small("location", impl), "keys");
+    EXPECT_DOUBLE_EQ(keys.flops, 0.0);
+    EXPECT_DOUBLE_EQ(keys.bytes, 0.0);
+    const StageCost score = stage_cost(small("location", impl), "score");
+    // W_a s: (B 2, D 5) x (D 5, L 3).
+    EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 * 3);
+    EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 * 3 + 2 * 5 + 2 * 3));
+  }
+}
+
+TEST(CostModel, MlpIsAdditivePlusTheQueryBias) {
+  for (Impl impl : {Impl::onednn, Impl::fused}) {
+    const StageCost mlp = stage_cost(small("mlp", impl), "score");
+    const StageCost additive = stage_cost(small("additive", impl), "score");
+    EXPECT_DOUBLE_EQ(mlp.flops, additive.flops + 2 * 6);  // + b on (B 2, A 6)
+    EXPECT_DOUBLE_EQ(mlp.bytes, additive.bytes + 4.0 * 6);  // b read once
+    EXPECT_DOUBLE_EQ(stage_cost(small("mlp", impl), "keys").flops, stage_cost(small("additive", impl), "keys").flops);
+  }
+}
+
+TEST(CostModel, UnknownScorerThrows) { EXPECT_THROW(stage_cost(small("nope"), "score"), std::invalid_argument); }
+
+TEST(CostModel, EveryOneDnnStepIsScorePlusAttend) {
+  for (const std::string& scorer : test::all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    const Problem p = small(scorer.c_str());
+    const StageCost step = stage_cost(p, "step"), score = stage_cost(p, "score"), attend = stage_cost(p, "attend");
+    EXPECT_DOUBLE_EQ(step.flops, score.flops + attend.flops);
+    EXPECT_DOUBLE_EQ(step.bytes, score.bytes + attend.bytes);
+  }
 }
 
 TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {

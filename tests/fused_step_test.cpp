@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -286,25 +287,43 @@ TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {
 }
 
 TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
-  // B4 L40 E64 A64 D64: 10K context multiply-adds; additive's 10K tanh terms weigh
-  // kTanhMacs each (112K + 10K), the others one per element.
-  const ScorerShape shape{4, 40, 64, 64, 64};
+  // B4 L40 E48 D32 A64: 160 positions, 7.7K context multiply-adds. Each scorer's rows:
+  // tanh terms weigh kTanhMacs each, dot terms one; dot and scaled_dot score from H here
+  // (U^T W is 1.5K floats against the keys' 10K), so their rows are E wide.
+  const ScorerShape shape{4, 40, 48, 32, 64};
+  const double positions = 4 * 40;
+  const std::map<std::string, double> expected = {
+      {"additive", kTanhMacs * positions * 64}, {"additive_linear", positions},  // one add per position
+      {"dot", positions * 48},                  {"scaled_dot", positions * 48},
+      {"general", positions * 32},              {"location", positions},  // one copy per position
+      {"mlp", kTanhMacs * positions * 64}};
+  ASSERT_TRUE(dot_scores_from_annotations(shape));
+  ASSERT_EQ(expected.size(), all_scorer_names().size());
   ParamSource source(InitKind::fast, 1);
-  const double additive = find_scorer("additive").make(source, shape)->fused_score_work(shape);
-  const double general = find_scorer("general").make(source, shape)->fused_score_work(shape);
-  const double linear = find_scorer("additive_linear").make(source, shape)->fused_score_work(shape);
-  EXPECT_DOUBLE_EQ(additive, kTanhMacs * 4 * 40 * 64);
-  EXPECT_DOUBLE_EQ(general, 4 * 40 * 64);
-  EXPECT_DOUBLE_EQ(linear, 4 * 40);
+  for (const std::string& scorer : all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    ASSERT_EQ(expected.count(scorer), 1u);
+    EXPECT_DOUBLE_EQ(find_scorer(scorer).make(source, shape)->fused_score_work(shape), expected.at(scorer));
+  }
+  const ScorerShape square{4, 40, 64, 64, 64};
+  const double additive = find_scorer("additive").make(source, square)->fused_score_work(square);
+  const double general = find_scorer("general").make(source, square)->fused_score_work(square);
   // Scaled so that additive crosses the threshold and general does not.
   const ScorerShape wide{32, 40, 64, 64, 64};
   ASSERT_GE(fused_step_work(wide, 8 * additive), kParallelStepWork);
   ASSERT_LT(fused_step_work(wide, 8 * general), kParallelStepWork);
+  // There the tanh scorers (819K) run on 2 threads, the dot-like ones (82K to 164K) on one.
   const std::vector<std::int64_t> lengths(32, 40);
-  EXPECT_TRUE(FusedAttend(2, wide, lengths, DType::f32,
-                          find_scorer("additive").make(source, wide)->fused_score_work(wide)).parallel());
-  EXPECT_FALSE(FusedAttend(2, wide, lengths, DType::f32,
-                           find_scorer("general").make(source, wide)->fused_score_work(wide)).parallel());
+  const std::map<std::string, bool> parallel = {{"additive", true},         {"mlp", true},
+                                                {"additive_linear", false}, {"dot", false},
+                                                {"scaled_dot", false},      {"general", false},
+                                                {"location", false}};
+  ASSERT_EQ(parallel.size(), all_scorer_names().size());
+  for (const auto& [scorer, expected] : parallel) {
+    SCOPED_TRACE(scorer);
+    const double work = find_scorer(scorer).make(source, wide)->fused_score_work(wide);
+    EXPECT_EQ(FusedAttend(2, wide, lengths, DType::f32, work).parallel(), expected) << work;
+  }
 }
 
 }  // namespace

@@ -280,7 +280,7 @@ TEST(GridErrors, SizeErrorsNameTheOneBadValue) {
 TEST(GridErrors, WordFields) {
   GridError e = grid_error({{{{"dtype", "f32,f16"}}}});
   EXPECT_EQ(e.field(), "dtype");
-  EXPECT_EQ(e.reason(), "unknown data type 'f16'; known: f32, bf16");
+  EXPECT_EQ(e.reason(), "unknown dtype 'f16'; known: f32, bf16");
   e = grid_error({{{{"impl", "onednn,torch"}}}});
   EXPECT_EQ(e.field(), "impl");
   EXPECT_EQ(e.reason(), "unknown impl 'torch'; known: onednn, fused");

@@ -1,12 +1,10 @@
-#!/usr/bin/python3
 """Tests of `attnbench run --peer torch` (the PyTorch eager peer in the same sweep) and
 `attnbench run --stages LIST`, on tiny sweeps.
 
-Usage: peer_run_test.py /path/to/build/attnbench
-
-Needs Debian's /usr/bin/python3 with python3-torch (the peer runs on it). Every run writes
-into a temporary folder; runs are tiny (--repetitions 2 --min-time 0.01). No case asserts a
-speed. The last line is `N passed, M failed`; the exit code is 1 when any case failed.
+Needs Debian's /usr/bin/python3 with python3-torch (the peer runs on it). Every run writes into the
+case's temporary folder, or is the --peer sweep shared by several cases, made once per build
+(read-only: copied before it is changed). Runs are tiny (--repetitions 2 --min-time 0.01). No case
+asserts a speed.
 """
 
 import csv
@@ -14,40 +12,23 @@ import io
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
-import sys
-import tempfile
 import time
 
-import cli_support as cli
-from cli_support import Failure, case, one_error_line, run, run_ok
+import pytest
 
-STAGES = ["keys", "score", "attend", "step", "cell", "output", "encoder", "decode"]
-KEY = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
-       "attn_dim", "vocab", "stage"]
 REPS = 2
 FAST = ["--repetitions", str(REPS), "--min-time", "0.01"]
 TINY = ["--batch", "2", "--tgt-len", "2"]
 # Two sizes x two impls of two scorers: the peer must run once per size, after the onednn point.
 PEER_GRID = [*TINY, "--src-len", "4,8", "--scorer", "dot,general", "--impl", "onednn,fused"]
-STATE = {}
-
-
-def tmp(name):
-    """A fresh path (not created) in the cases' temporary folder."""
-    if "tmp" not in STATE:
-        STATE["tmp"] = tempfile.mkdtemp(prefix="peer_run_test.")
-    path = os.path.join(STATE["tmp"], name)
-    if os.path.exists(path):
-        raise Failure(None, f"test bug: temporary path {path} used twice")
-    return path
+PEER_SCORERS = 2  # in PEER_GRID
 
 
 def check(condition, message, command=None):
     if not condition:
-        raise Failure(command, message)
+        pytest.fail(f"`{command}`: {message}" if command else message, pytrace=False)
 
 
 def read(path):
@@ -59,8 +40,19 @@ def read(path):
     return rows[0], [dict(zip(rows[0], row)) for row in rows[1:]]
 
 
-def key(row, impl=None):
-    return tuple(impl if (c == "impl" and impl) else row[c] for c in KEY)
+class Keys:
+    """The timing key of a row, by the binary's key columns."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __call__(self, row, impl=None):
+        return tuple(impl if (c == "impl" and impl) else row[c] for c in self.names)
+
+
+@pytest.fixture(scope="module")
+def key(key_names):
+    return Keys(key_names)
 
 
 def meta_of(folder):
@@ -68,17 +60,20 @@ def meta_of(folder):
         return json.load(f)
 
 
-def sweep(name, *args, env=None):
-    out = tmp(name)
-    r = run_ok("run", *args, *FAST, "--quiet", "--out", out, env=env)
-    return out, r
+@pytest.fixture
+def sweep(attnbench, tmp_path):
+    """sweep(name, *args) -> (folder, Result): `attnbench run ARGS` with the fast settings in the case's folder."""
+    def make(name, *args, env=None):
+        out = str(tmp_path / name)
+        r = attnbench.run_ok("run", *args, *FAST, "--quiet", "--out", out, env=env)
+        return out, r
+    return make
 
 
-def peer_run():
-    """The run of PEER_GRID with --peer torch, made once."""
-    if "peer" not in STATE:
-        STATE["peer"] = sweep("peer", *PEER_GRID, "--peer", "torch")
-    return STATE["peer"]
+@pytest.fixture
+def peer_run(cached_sweep):
+    """(folder, Result): the run of PEER_GRID with --peer torch, made once per build (read-only)."""
+    return cached_sweep("peer_run_test.peer", *PEER_GRID, "--peer", "torch", *FAST, "--quiet")
 
 
 def blocks(rows):
@@ -91,7 +86,7 @@ def blocks(rows):
     return out
 
 
-def check_whole(folder, stages=STAGES, command=None):
+def check_whole(key, folder, stages, command=None):
     """Every (point, scorer, impl) in timing.csv has each of `stages` once, in order; samples.csv has REPS rows
     per ok timing row and nothing else."""
     _, timing = read(os.path.join(folder, "timing.csv"))
@@ -114,18 +109,19 @@ def check_whole(folder, stages=STAGES, command=None):
 
 # ------------------------------------------------------------------------------------ --peer torch
 
-@case("peer: torch rows follow each size's onednn point, once per size (not per impl), same keys as ours")
-def _():
-    out, r = peer_run()
-    timing, _ = check_whole(out, command=r.command)
+def test_peer_rows_follow_each_sizes_onednn_point(peer_run, key, stages):
+    """peer: torch rows follow each size's onednn point, once per size (not per impl), same keys as ours"""
+    out, r = peer_run
+    timing, _ = check_whole(key, out, stages, command=r.command)
     got = blocks(timing)
     want = [("onednn", "4"), ("torch", "4"), ("onednn", "8"), ("torch", "8"), ("fused", "4"), ("fused", "8")]
     check(got == want, f"row blocks (impl, src_len) {got}, expected {want}", r.command)
+    per_impl = 2 * PEER_SCORERS * len(stages)  # two sizes
     by_impl = {}
     for row in timing:
         by_impl.setdefault(row["impl"], []).append(row)
-    check(sorted(by_impl) == ["fused", "onednn", "torch"] and all(len(v) == 32 for v in by_impl.values()),
-          f"rows per impl { {k: len(v) for k, v in by_impl.items()} }, expected 32 each", r.command)
+    check(sorted(by_impl) == ["fused", "onednn", "torch"] and all(len(v) == per_impl for v in by_impl.values()),
+          f"rows per impl { {k: len(v) for k, v in by_impl.items()} }, expected {per_impl} each", r.command)
     ours = {key(row, impl="torch"): row for row in by_impl["onednn"]}
     check(set(ours) == {key(row) for row in by_impl["torch"]}, "torch keys differ from onednn's", r.command)
     for row in by_impl["torch"]:
@@ -141,9 +137,9 @@ def _():
               f"{where}: roofline_pct {row['roofline_pct']!r}, repro {row['repro'][:60]!r}")
 
 
-@case("peer: samples.csv holds the torch samples (median = median_ns); entropy.csv has no peer rows")
-def _():
-    out, r = peer_run()
+def test_peer_samples_kept_no_peer_entropy_rows(peer_run, key, stages):
+    """peer: samples.csv holds the torch samples (median = median_ns); entropy.csv has no peer rows"""
+    out, r = peer_run
     _, timing = read(os.path.join(out, "timing.csv"))
     _, samples = read(os.path.join(out, "samples.csv"))
     ns = {}
@@ -151,7 +147,7 @@ def _():
         if s["impl"] == "torch":
             ns.setdefault(key(s), []).append(float(s["ns"]))
     torch_rows = [row for row in timing if row["impl"] == "torch"]
-    check(len(ns) == len(torch_rows) == 32, f"{len(ns)} torch sample keys for {len(torch_rows)} torch rows")
+    check(len(ns) == len(torch_rows) == 2 * PEER_SCORERS * len(stages), f"{len(ns)} torch sample keys for {len(torch_rows)} torch rows")
     for row in torch_rows:
         m = statistics.median(ns[key(row)])
         check(abs(m - float(row["median_ns"])) <= 1e-6 * m, f"{key(row)}: median of samples {m} != {row['median_ns']}")
@@ -161,10 +157,10 @@ def _():
           f"entropy rows (scorer, src_len) {got}, expected one per scorer x size", r.command)
 
 
-@case("peer: meta.json records the peer (torch version, command) and the stages")
-def _():
+def test_peer_recorded_in_meta_json(peer_run, stages):
+    """peer: meta.json records the peer (torch version, command) and the stages"""
     import torch  # noqa: E402  (the interpreter of this test is the peer's)
-    out, r = peer_run()
+    out, r = peer_run
     meta = meta_of(out)
     peer = meta.get("peer")
     check(isinstance(peer, dict) and peer.get("name") == "torch", f"meta.json peer {peer!r}", r.command)
@@ -173,15 +169,14 @@ def _():
     check(peer.get("command", "").endswith("scripts/peer_torch.py --serve"), f"peer command {peer.get('command')!r}")
     check(isinstance(peer.get("blas"), list) and all(isinstance(p, str) for p in peer["blas"]),
           f"peer blas {peer.get('blas')!r}, expected a list of library paths")
-    check(meta.get("stages") == STAGES and meta.get("status") == "complete",
+    check(meta.get("stages") == stages and meta.get("status") == "complete",
           f"meta.json stages {meta.get('stages')}, status {meta.get('status')!r}", r.command)
 
 
-@case("peer: --resume re-runs the peer only where torch rows are missing; ours and the rest stay byte for byte")
-def _():
-    source, _ = peer_run()
-    folder = tmp("resumed")
-    shutil.copytree(source, folder)
+def test_resume_reruns_only_the_missing_peer_rows(peer_run, attnbench, tmp_path, copy_folder, key, stages):
+    """peer: --resume re-runs the peer only where torch rows are missing; ours and the rest stay byte for byte"""
+    source, _ = peer_run
+    folder = copy_folder(source, str(tmp_path / "resumed"))
     kept = {}
     for name in ("timing.csv", "samples.csv"):  # as if interrupted after ours at src_len 8, before the peer
         with open(os.path.join(folder, name), encoding="utf-8") as f:
@@ -190,8 +185,8 @@ def _():
         check(len(kept[name]) < len(lines), f"test bug: no torch rows of src_len 8 in {name}")
         with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
             f.writelines(kept[name])
-    r = run_ok("run", "--resume", folder, "--quiet")
-    timing, _ = check_whole(folder, command=r.command)
+    r = attnbench.run_ok("run", "--resume", folder, "--quiet")
+    timing, _ = check_whole(key, folder, stages, command=r.command)
     _, original = read(os.path.join(source, "timing.csv"))
     check(sorted(key(row) for row in timing) == sorted(key(row) for row in original),
           "after --resume the timing keys differ from the uninterrupted run's", r.command)
@@ -203,7 +198,7 @@ def _():
               f"{name}: --resume appended rows other than the missing torch ones", r.command)
     with open(os.path.join(folder, "timing.csv"), encoding="utf-8") as f:
         before = f.read()
-    r = run_ok("run", "--resume", folder, "--quiet")
+    r = attnbench.run_ok("run", "--resume", folder, "--quiet")
     with open(os.path.join(folder, "timing.csv"), encoding="utf-8") as f:
         check(f.read() == before, "resuming a complete run appended rows", r.command)
 
@@ -229,12 +224,12 @@ def state(pid):
         return None
 
 
-def interrupt(out, signals, timeout=60):
+def interrupt(attnbench, out, signals, timeout=60):
     """Starts `run --peer torch` of SLOW_GRID, waits for the first torch rows, then for the peer child to be
     busy measuring the next point (running, not waiting on its stdin), sends SIGINT `signals` times (0.05 s
     apart). Returns (Result, the peer child's pid, seconds from the last signal to exit)."""
     args = ["run", *SLOW_GRID, "--peer", "torch", *FAST, "--quiet", "--out", out]
-    with cli.Background(args, timeout) as job:
+    with attnbench.background(args, timeout) as job:
         job.wait_until(lambda: torch_rows(os.path.join(out, "timing.csv")) >= 1, "torch row")
         pid = job.proc.pid
         with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as f:
@@ -260,46 +255,48 @@ def gone_or_zombie(pid, within=5.0):
     return False
 
 
-def check_interrupted_then_resume(out, r, peer_missing):
+def check_interrupted_then_resume(attnbench, key, stages, out, r, peer_missing):
     """After the interrupt: whole rows, fewer than 6 points, torch rows for all points of ours but
     `peer_missing` (the range it may be in); then --resume completes both."""
-    timing, _ = check_whole(out, command=r.command)
+    timing, _ = check_whole(key, out, stages, command=r.command)
     ours = {row["src_len"] for row in timing if row["impl"] == "onednn"}
     theirs = {row["src_len"] for row in timing if row["impl"] == "torch"}
     check(theirs <= ours and len(ours - theirs) in peer_missing and len(ours) < 6,
           f"after the interrupt: ours at src_len {sorted(ours)}, torch at {sorted(theirs)}; expected torch rows "
           f"for all points of ours but {list(peer_missing)}, and fewer than 6 points", r.command)
-    resumed = run_ok("run", "--resume", out, "--quiet")
-    timing, _ = check_whole(out, command=resumed.command)
+    resumed = attnbench.run_ok("run", "--resume", out, "--quiet")
+    timing, _ = check_whole(key, out, stages, command=resumed.command)
     want = {(impl, str(L)) for impl in ("onednn", "torch") for L in range(4, 25, 4)}
-    got = [(row["impl"], row["src_len"]) for row in timing if row["stage"] == "keys"]
+    got = [(row["impl"], row["src_len"]) for row in timing if row["stage"] == stages[0]]
     check(sorted(got) == sorted(want), f"after --resume (impl, src_len) {sorted(got)}, expected each of "
                                        f"{sorted(want)} once", resumed.command)
     check(meta_of(out).get("status") == "complete", "meta.json status after --resume is not complete")
 
 
-@case("peer: one SIGINT while the peer measures -> it finishes the point, exit 130; --resume completes")
-def _():
-    out = tmp("sigint1")
-    r, child, _ = interrupt(out, 1)
+def test_one_sigint_while_the_peer_measures(attnbench, tmp_path, key, stages):
+    """peer: one SIGINT while the peer measures -> it finishes the point, exit 130; --resume completes"""
+    out = str(tmp_path / "sigint1")
+    r, child, _ = interrupt(attnbench, out, 1)
     check(r.returncode == 130, f"expected exit 130; got {r.brief()}", r.command)
     check(meta_of(out).get("status") == "interrupted", "meta.json status is not interrupted", r.command)
     check(gone_or_zombie(child), f"the peer child {child} is still running after the run ended", r.command)
-    check_interrupted_then_resume(out, r, peer_missing=(0,))  # the peer finished the point it was measuring
+    # the peer finished the point it was measuring
+    check_interrupted_then_resume(attnbench, key, stages, out, r, peer_missing=(0,))
 
 
-@case("peer: two SIGINTs while the peer measures -> exit 130 at once, the child ends, no partial rows; resume")
-def _():
-    out = tmp("sigint2")
-    r, child, waited = interrupt(out, 2)
+def test_two_sigints_while_the_peer_measures(attnbench, tmp_path, key, stages):
+    """peer: two SIGINTs while the peer measures -> exit 130 at once, the child ends, no partial rows; resume"""
+    out = str(tmp_path / "sigint2")
+    r, child, waited = interrupt(attnbench, out, 2)
     check(r.returncode == 130, f"expected exit 130; got {r.brief()}", r.command)
     check(waited < 5, f"took {waited:.1f} s to exit after the second SIGINT", r.command)
     check(gone_or_zombie(child), f"the peer child {child} is still running after the run was abandoned", r.command)
-    check_interrupted_then_resume(out, r, peer_missing=(0, 1))  # 1 unless the peer was done within 0.05 s
+    # 1 unless the peer was done within 0.05 s
+    check_interrupted_then_resume(attnbench, key, stages, out, r, peer_missing=(0, 1))
 
 
-@case("peer: over --max-memory, ours and the peer's rows are skipped alike")
-def _():
+def test_memory_guard_skips_ours_and_the_peers_alike(sweep):
+    """peer: over --max-memory, ours and the peer's rows are skipped alike"""
     out, r = sweep("skipped", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", "step", "--peer", "torch",
                    "--max-memory", "0.0000001")
     _, timing = read(os.path.join(out, "timing.csv"))
@@ -310,9 +307,9 @@ def _():
     check(all(row["median_ns"] == "" for row in timing), "skipped rows have values", r.command)
 
 
-@case("peer: --dry-run marks '+ torch' on the first impl of each size and counts its time")
-def _():
-    with_peer = run_ok("run", *PEER_GRID, "--peer", "torch", "--dry-run")
+def test_dry_run_marks_the_peer(attnbench):
+    """peer: --dry-run marks '+ torch' on the first impl of each size and counts its time"""
+    with_peer = attnbench.run_ok("run", *PEER_GRID, "--peer", "torch", "--dry-run")
     lines = [line for line in with_peer.stdout.splitlines() if re.match(r"^\s*\d+\s", line)]
     marked = [("+ torch" in line, "onednn" in line, re.search(r"src_len (\d+)", line).group(1)) for line in lines]
     check(marked == [(True, True, "4"), (True, True, "8"), (False, False, "4"), (False, False, "8")],
@@ -321,42 +318,41 @@ def _():
           f"no total line naming the peer: {with_peer.stdout[-200:]!r}", with_peer.command)
 
 
-@case("peer: --peer other than torch -> exit 2 naming --peer and the value, nothing written")
-def _():
-    out = tmp("bad_peer")
-    r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "jax", "--out", out)
-    one_error_line(r, [r"--peer", r"'jax'", r"\btorch\b"])
+def test_unknown_peer_is_refused(attnbench, tmp_path):
+    """peer: --peer other than torch -> exit 2 naming --peer and the value, nothing written"""
+    out = str(tmp_path / "bad_peer")
+    r = attnbench.run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "jax", "--out", out)
+    r.one_error_line([r"--peer", r"'jax'", r"\btorch\b"])
     check(not os.path.exists(out), f"created {out}", r.command)
 
 
-@case("peer: torch that does not import -> exit 2, one line naming --peer torch and the error, nothing written")
-def _():
-    fake = tmp("fake_torch")
+def test_peer_whose_torch_does_not_import_is_refused(attnbench, tmp_path):
+    """peer: torch that does not import -> exit 2, one line naming --peer torch and the error, nothing written"""
+    fake = str(tmp_path / "fake_torch")
     os.makedirs(fake)
     with open(os.path.join(fake, "torch.py"), "w", encoding="utf-8") as f:
         f.write('raise ModuleNotFoundError("No module named \'torch\' (peer_run_test)")\n')
-    out = tmp("no_torch")
-    r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "torch", *FAST, "--out", out,
+    out = str(tmp_path / "no_torch")
+    r = attnbench.run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--peer", "torch", *FAST, "--out", out,
             env={"PYTHONPATH": fake})
-    one_error_line(r, [r"--peer torch", r"No module named 'torch' \(peer_run_test\)"])
+    r.one_error_line([r"--peer torch", r"No module named 'torch' \(peer_run_test\)"])
     check(not os.path.exists(out), f"created {out}", r.command)
 
 
-@case("peer: --resume with --peer or --stages -> exit 2 naming --resume")
-def _():
-    out, _ = peer_run()
-    for extra in (["--peer", "torch"], ["--stages", "step"]):
-        r = run("run", "--resume", out, *extra)
-        one_error_line(r, [r"--resume", re.escape(extra[0])])
+@pytest.mark.parametrize("extra", [["--peer", "torch"], ["--stages", "step"]], ids=["peer", "stages"])
+def test_resume_with_peer_or_stages_is_refused(peer_run, attnbench, extra):
+    """peer: --resume with --peer or --stages -> exit 2 naming --resume"""
+    out, _ = peer_run
+    attnbench.run("run", "--resume", out, *extra).one_error_line([r"--resume", re.escape(extra[0])])
 
 
 # ------------------------------------------------------------------------------------ --stages
 
-@case("stages: --stages step,keys writes keys and step only (schema order), for ours and the peer")
-def _():
+def test_stages_subset_for_ours_and_the_peer(sweep, attnbench, key):
+    """stages: --stages step,keys writes keys and step only (schema order), for ours and the peer"""
     out, r = sweep("stages", *TINY, "--src-len", 4, "--scorer", "dot,general", "--stages", "step,keys", "--peer",
                    "torch")
-    timing, samples = check_whole(out, stages=["keys", "step"], command=r.command)
+    timing, samples = check_whole(key, out, ["keys", "step"], command=r.command)
     got = [(row["scorer"], row["impl"], row["stage"]) for row in timing]
     want = [(s, i, st) for i in ("onednn",) for s in ("dot", "general") for st in ("keys", "step")] + \
            [(s, "torch", st) for s in ("dot", "general") for st in ("keys", "step")]
@@ -367,37 +363,31 @@ def _():
           f"a repro lacks --stages keys,step: {timing[0]['repro']!r}", r.command)
     with open(os.path.join(out, "timing.csv"), encoding="utf-8") as f:
         before = f.read()
-    r = run_ok("run", "--resume", out, "--quiet")
+    r = attnbench.run_ok("run", "--resume", out, "--quiet")
     with open(os.path.join(out, "timing.csv"), encoding="utf-8") as f:
         check(f.read() == before, "--resume of a complete --stages run appended rows", r.command)
 
 
-@case("stages: a row's repro re-measures exactly its (point, scorer) at the run's stages")
-def _():
+def test_stages_repro_remeasures_its_row(sweep, attnbench, tmp_path, key):
+    """stages: a row's repro re-measures exactly its (point, scorer) at the run's stages"""
     out, _ = sweep("stages_repro", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", "attend")
     _, timing = read(os.path.join(out, "timing.csv"))
     check(len(timing) == 1, f"{len(timing)} rows, expected 1 (dot, attend)")
     argv = timing[0]["repro"].split()
-    again = tmp("stages_repro_again")
-    r = run_ok(*argv[1:], "--quiet", "--out", again)
+    again = str(tmp_path / "stages_repro_again")
+    r = attnbench.run_ok(*argv[1:], "--quiet", "--out", again)
     _, rows = read(os.path.join(again, "timing.csv"))
     check([key(row) for row in rows] == [key(timing[0])], f"repro wrote keys {[key(row) for row in rows]}", r.command)
 
 
-for _value in ("step,bogus", "", "step,", "Step"):
-    @case(f"stages: --stages {_value!r} -> exit 2, one line naming --stages and the value, nothing written")
-    def _(value=_value):
-        out = tmp(f"bad_stages_{len(STATE)}_{value.replace(',', '_')}")
-        r = run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", value, "--out", out)
-        bad = next((name for name in value.split(",") if name not in STAGES), "")
-        one_error_line(r, [r"--stages", re.escape(f"'{bad}'"), r"\bkeys\b.*\bdecode\b"])
-        check(not os.path.exists(out), f"created {out}", r.command)
+@pytest.mark.parametrize("value", ["step,bogus", "", "step,", "Step"], ids=["unknown", "empty", "trailing-comma",
+                                                                        "capitalised"])
+def test_bad_stages_one_error_line_nothing_written(attnbench, tmp_path, stages, value):
+    """--stages VALUE -> exit 2, one line naming --stages, the bad name and every stage in order; nothing written."""
+    out = str(tmp_path / "run")
+    r = attnbench.run("run", *TINY, "--src-len", 4, "--scorer", "dot", "--stages", value, "--out", out)
+    bad = next((name for name in value.split(",") if name not in stages), "")
+    r.one_error_line([r"--stages", re.escape(f"'{bad}'"), r".*".join(rf"\b{stage}\b" for stage in stages)])
+    check(not os.path.exists(out), f"created {out}", r.command)
 
 
-def cleanup():
-    if "tmp" in STATE:
-        shutil.rmtree(STATE["tmp"], ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(cli.main(sys.argv, teardown=cleanup))

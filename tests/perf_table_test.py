@@ -1,30 +1,20 @@
-#!/usr/bin/python3
 """Tests of scripts/perf_table.py (the README's performance table) on a hand-made run folder.
 
-Usage: perf_table_test.py /path/to/build/attnbench   (the binary is not used; CTest passes it)
-
-The folder's timing.csv has known medians, so every cell of the table is asserted exactly.
-Standard library only. The last line is `N passed, M failed`; exit 1 when any case failed.
+The folder's timing.csv (the binary's timing columns) has known medians, so every cell of the table is
+asserted exactly.
 """
 
 import csv
 import io
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
-import cli_support as cli
-from cli_support import Failure, Result, case, one_error_line
+import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT, execute
+
 SCRIPT = os.path.join(ROOT, "scripts", "perf_table.py")
-HEADER = ["scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len", "emb_dim", "enc_dim", "dec_dim",
-          "attn_dim", "vocab", "stage", "repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv",
-          "min_ns", "max_ns", "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status",
-          "repro"]
 LESSON = (2, 10, 16, 20, 32)
 PAPER = (80, 50, 2000, 1000, 1000)
 ODD = (3, 7, 8, 10, 12)
@@ -53,7 +43,11 @@ ROWS = [
 META = {"command": "attnbench run --scenario perf --stages step --peer torch", "start_utc": "2026-12-01T10:00:00Z",
         "build": {"cpu_model": "Test CPU", "cores": 2, "onednn_isa": "avx2", "onednn_version": "3.0"},
         "peer": {"name": "torch", "torch_version": "2.1",
-                 "blas": ["/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"]}}
+                 "blas": ["/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"]},
+        # the sizes' names come from the scenario rows' `name` setting, as meta.json records them
+        "grid": [{"batch": "2", "src_len": "10", "enc_dim": "16", "dec_dim": "20", "attn_dim": "32", "name": "lesson"},
+                 {"batch": "80", "src_len": "50", "enc_dim": "2000", "dec_dim": "1000", "attn_dim": "1000",
+                  "name": "paper"}]}
 
 CAPTION = ("Run `{run}` (`attnbench run --scenario perf --stages step --peer torch`) on Test CPU, 2 cores, avx2, "
            "oneDNN 3.0, torch 2.1 (BLAS openblas-openmp/libblas.so.3), 2026-12-01. Stage `step` (score + masked softmax + context), f32, median of 5 "
@@ -77,63 +71,49 @@ Speedup of 2 threads over 1, for the impl of ours that is faster on 2 threads:
 | additive | paper | fused | 5000 | 2600 | 1.92 |
 | dot | lesson | onednn | 1.00 | 0.80 | 1.25 |
 """
-STATE = {}
 
 
-def tmp(name):
-    if "tmp" not in STATE:
-        STATE["tmp"] = tempfile.mkdtemp(prefix="perf_table_test.")
-    return os.path.join(STATE["tmp"], name)
-
-
-def check(condition, message, command=None):
-    if not condition:
-        raise Failure(command, message)
-
-
-def make_run():
-    """The hand-made run folder (timing.csv of ROWS, meta.json of META), made once."""
-    if "run" in STATE:
-        return STATE["run"]
-    folder = tmp("run")
+@pytest.fixture
+def run(binary, tmp_path):
+    """The hand-made run folder: timing.csv of ROWS, meta.json of META."""
+    import attnbench_lists
+    folder = tmp_path / "run"
     os.makedirs(folder)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(HEADER)
+    header = attnbench_lists.columns(binary, "timing.csv")
+    key = attnbench_lists.key_columns(binary, "timing.csv")
+    writer.writerow(header)
     for scorer, size, threads, impl, median, pct, bound, *rest in ROWS:
         stage, dtype, status = (rest + ["step", "f32", "ok"][len(rest):])[:3]
         batch, src_len, enc, dec, attn = size
-        values = ["5", "100", str(median), str(median), "1", "0.01", str(median), str(median), str(median), "10",
-                  "10", "1", "1", pct, bound, status, "attnbench run ..."]
+        cells = dict(scorer=scorer, impl=impl, dtype=dtype, threads=threads, batch=batch, src_len=src_len, tgt_len=5,
+                     emb_dim=16, enc_dim=enc, dec_dim=dec, attn_dim=attn, vocab=100, stage=stage, repetitions=5,
+                     iterations=100, median_ns=median, mean_ns=median, stddev_ns=1, cv=0.01, min_ns=median,
+                     max_ns=median, ns_per_step=median, flops=10, bytes=10, gflops=1, gbps=1, roofline_pct=pct,
+                     bound=bound, status=status, repro="attnbench run ...")
         if status != "ok":
-            values = [""] * 15 + [status, "attnbench run ..."]
-        writer.writerow([scorer, impl, dtype, threads, batch, src_len, 5, 16, enc, dec, attn, 100, stage] + values)
-    with open(os.path.join(folder, "timing.csv"), "w", encoding="utf-8") as f:
+            cells = {name: value for name, value in cells.items() if name in key}
+            cells.update(status=status, repro="attnbench run ...")
+        writer.writerow([cells.get(name, "") for name in header])
+    with open(folder / "timing.csv", "w", encoding="utf-8") as f:
         f.write(out.getvalue())
-    with open(os.path.join(folder, "meta.json"), "w", encoding="utf-8") as f:
+    with open(folder / "meta.json", "w", encoding="utf-8") as f:
         json.dump(META, f)
-    STATE["run"] = folder
-    return folder
+    return str(folder)
 
 
 def perf_table(*args):
-    args = [str(a) for a in args]
-    done = subprocess.run([sys.executable, SCRIPT] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=cli.TIMEOUT_S, check=False)
-    r = Result(args, done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
-    r.args = ["scripts/perf_table.py"] + args
-    return r
+    return execute([sys.executable, SCRIPT, *args], "scripts/perf_table.py")
 
 
 def expected(run):
     return CAPTION.format(run=os.path.normpath(run)) + "\n" + TABLE
 
 
-@case("perf_table: every cell of both tables, from known medians (missing and skipped rows are '-')")
-def _():
-    run = make_run()
-    r = perf_table(run)
-    check(r.returncode == 0, f"expected exit 0; got {r.brief()}", r.command)
+def test_every_cell_of_both_tables_from_known_medians(run):
+    """Missing and skipped rows are '-'."""
+    r = perf_table(run).ok()
     want = expected(run)
     if r.stdout != want:
         got, wanted = r.stdout.splitlines(), want.splitlines()
@@ -142,57 +122,43 @@ def _():
                f"expected {wanted[first] if first < len(wanted) else None!r}")
 
 
-@case("perf_table --readme: replaces only the text between the markers, idempotently")
-def _():
-    run = make_run()
-    readme = tmp("README.md")
+def test_readme_replaces_only_between_the_markers_idempotently(run, tmp_path):
+    readme = str(tmp_path / "README.md")
     head = "# Title\n\nSome text.\n\n<!-- perf-table:begin -->\n"
     tail = "<!-- perf-table:end -->\n\nMore text.\n"
     with open(readme, "w", encoding="utf-8") as f:
         f.write(head + "Not measured yet.\n" + tail)
     for attempt in (1, 2):
         r = perf_table(run, "--readme", readme)
-        check(r.returncode == 0, f"attempt {attempt}: expected exit 0; got {r.brief()}", r.command)
+        assert r.returncode == 0, f"attempt {attempt}: expected exit 0; got {r.brief()}"
         with open(readme, encoding="utf-8") as f:
             text = f.read()
-        check(text == head + expected(run) + tail, f"attempt {attempt}: README is now {text[:300]!r}...", r.command)
-    check(not os.path.exists(readme + ".tmp"), "left README.md.tmp behind")
+        assert text == head + expected(run) + tail, f"attempt {attempt}: README is now {text[:300]!r}..."
+    assert not os.path.exists(readme + ".tmp"), "left README.md.tmp behind"
 
 
-@case("perf_table: a README without the markers -> exit 2, one line naming --readme, the file unchanged")
-def _():
-    run = make_run()
-    readme = tmp("NO_MARKERS.md")
+def test_readme_without_the_markers_is_refused_unchanged(run, tmp_path):
+    readme = str(tmp_path / "NO_MARKERS.md")
+    text = "# Title\n<!-- perf-table:end -->\n<!-- perf-table:begin -->\n"
     with open(readme, "w", encoding="utf-8") as f:
-        f.write("# Title\n<!-- perf-table:end -->\n<!-- perf-table:begin -->\n")
-    r = perf_table(run, "--readme", readme)
-    one_error_line(r, [r"--readme", r"perf-table:begin"])
+        f.write(text)
+    perf_table(run, "--readme", readme).one_error_line([r"--readme", r"perf-table:begin"])
     with open(readme, encoding="utf-8") as f:
-        check(f.read() == "# Title\n<!-- perf-table:end -->\n<!-- perf-table:begin -->\n", "the file changed")
+        assert f.read() == text, "the file changed"
 
 
-@case("perf_table: a stage without rows, or a folder without timing.csv -> exit 2, one line")
-def _():
-    run = make_run()
-    one_error_line(perf_table(run, "--stage", "decode"), [r"no ok rows of stage 'decode'"])
-    empty = tmp("empty")
+def test_stage_without_rows_is_refused(run):
+    perf_table(run, "--stage", "decode").one_error_line([r"no ok rows of stage 'decode'"])
+
+
+def test_folder_without_timing_csv_is_refused(tmp_path):
+    empty = tmp_path / "empty"
     os.makedirs(empty)
-    one_error_line(perf_table(empty), [r"RUN", r"timing\.csv"])
+    perf_table(str(empty)).one_error_line([r"RUN", r"timing\.csv"])
 
 
-@case("perf_table --stage keys: the table of another stage")
-def _():
-    r = perf_table(make_run(), "--stage", "keys")
-    check(r.returncode == 0, f"expected exit 0; got {r.brief()}", r.command)
+def test_stage_keys_makes_the_table_of_another_stage(run):
+    r = perf_table(run, "--stage", "keys").ok()
     rows = [line for line in r.stdout.splitlines() if line.startswith("| additive")]
-    check(rows == ["| additive | paper | 2 | - | - | 0.00 | - | - | - |"], f"rows {rows}", r.command)
-    check("Stage `keys`, f32" in r.stdout, f"caption {r.stdout.splitlines()[0]!r}", r.command)
-
-
-def cleanup():
-    if "tmp" in STATE:
-        shutil.rmtree(STATE["tmp"], ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(cli.main(sys.argv, teardown=cleanup))
+    assert rows == ["| additive | paper | 2 | - | - | 0.00 | - | - | - |"], f"rows {rows}"
+    assert "Stage `keys`, f32" in r.stdout, f"caption {r.stdout.splitlines()[0]!r}"

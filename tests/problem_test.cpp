@@ -186,7 +186,7 @@ TEST(FindScorer, UnknownNameThrowsListingEveryKnownName) {
 }
 
 TEST(FindScorer, TableHasTheDesignedScorers) {
-  for (const char* name : {"additive", "additive_linear", "dot", "scaled_dot", "general"})
+  for (const char* name : {"additive", "additive_linear", "dot", "scaled_dot", "general", "location", "mlp"})
     EXPECT_NO_THROW(find_scorer(name)) << name;
 }
 

@@ -56,7 +56,7 @@ TEST(SettingFlags, ABadFlagNamesTheFlagAndValueEvenWithoutPoints) {
                                                      {{"peer", "jax"}}};
   const std::string expected[] = {
       "--stages: bad value 'step,bogus': unknown stage 'bogus'; known: keys, score, attend, step, cell, output, "
-      "encoder, decode",
+      "encoder, decode, train_step",
       "--repetitions: bad value '0': must be a whole number of at least 1",
       "--min-time: bad value '-1': must be a positive number of seconds",
       "--peer: bad value 'jax': unknown peer; known: torch, none"};

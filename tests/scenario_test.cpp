@@ -174,7 +174,7 @@ TEST_F(ScenarioTest, RowsWithoutSettingsGetTheDefaults) {
   const Grid g = load_scenario(write("s.csv", "src_len\n10\n"), Problem{}).grid;
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].settings, PointSettings{});
-  EXPECT_EQ(g[0].settings.bench.stages, all_stages());
+  EXPECT_EQ(g[0].settings.bench.stages, default_stages());
   EXPECT_EQ(g[0].settings.bench.repetitions, 5);
   EXPECT_EQ(g[0].settings.bench.min_time, 0.05);
   EXPECT_EQ(g[0].settings.peer, "");
@@ -228,7 +228,7 @@ TEST_P(ScenarioBadSetting, NamesFileLineColumnValueAndReason) {
             file() + ":4: column '" + bad.column + "': bad value '" + bad.value + "': " + bad.reason);
 }
 
-const std::string kKnownStages = "known: keys, score, attend, step, cell, output, encoder, decode";
+const std::string kKnownStages = "known: keys, score, attend, step, cell, output, encoder, decode, train_step";
 
 INSTANTIATE_TEST_SUITE_P(
     EveryKind, ScenarioBadSetting,

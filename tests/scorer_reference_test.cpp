@@ -217,6 +217,25 @@ std::vector<double> design_formula(const std::string& name, ParamSource& twin, c
         for (std::int64_t d = 0; d < D; ++d) sum += s[count(b * D + d)] * wh[count(d)];
         e[count(b * L + j)] = sum;
       }
+  } else if (name == "location") {  // (W_a s)_j, W_a: Linear(D, L); H unused
+    const LinearParams W = make_linear(twin, D, L, false);
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::vector<double> ws = apply(W, s.data() + b * D);
+      for (std::int64_t j = 0; j < L; ++j) e[count(b * L + j)] = ws[count(j)];
+    }
+  } else if (name == "mlp") {  // v . tanh(W s + b + U h_j), drawn U, W (with bias), v
+    const LinearParams U = make_linear(twin, E, A, false), W = make_linear(twin, D, A, true),
+                       v = make_linear(twin, A, 1, false);
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::vector<double> ws = apply(W, s.data() + b * D);
+      for (std::int64_t j = 0; j < L; ++j) {
+        const std::vector<double> uh = apply(U, h(b, j));
+        double sum = 0.0;
+        for (std::int64_t a = 0; a < A; ++a)
+          sum += v.weight[count(a)] * std::tanh(ws[count(a)] + W.bias[count(a)] + uh[count(a)]);
+        e[count(b * L + j)] = sum;
+      }
+    }
   } else {
     e.clear();
   }

@@ -1,15 +1,20 @@
 #include "variants/additive.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
+#include "core/linear_backward.hpp"
 #include "variants/projected_keys.hpp"
 
 namespace attnbench {
 
 namespace {
+
+// Elements of the (B, L, A) tensor from which the backward's loop runs on every thread.
+constexpr std::int64_t kParallelBackwardWork = 128 * 1024;
 
 class AdditiveScorer final : public Scorer {
  public:
@@ -125,6 +130,44 @@ class AdditiveScorer final : public Scorer {
     return e;
   }
 
+  std::vector<ParamView> parameters() override {
+    const std::int64_t D = shape_.dec_dim, E = shape_.enc_dim, A = shape_.attn_dim;
+    return {{"W.weight", {A, D}, W_.weight}, {"U.weight", {A, E}, U_.weight}, {"v.weight", {1, A}, v_.weight}};
+  }
+
+  void reload() override {
+    keys_op_.reload();
+    query_op_.reload();
+    v_op_.reload();
+  }
+
+  void build_backward(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, E = shape_.enc_dim, D = shape_.dec_dim,
+                       A = shape_.attn_dim;
+    query_back_ = LinearBackward(ctx, B, D, A, false, false);
+    keys_back_ = LinearBackward(ctx, B * L, E, A, false, true);
+    v_back_ = LinearBackward(ctx, B * L, A, 1, false, false);
+    dkeys_.assign(keys_.size(), 0.f);
+    dquery_.assign(query_.size(), 0.f);
+  }
+
+  // With z = k_j + q and h = act(z): dv += sum de_j h_j, dz = de_j v * act'(z) (tanh' = 1 - h^2),
+  // dkeys += dz, dq = sum_j dz, then dW += dq^T s and ds = dq W.
+  void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    query_op_.run(s, query_.data());
+    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    v_back_.run(hidden_.data(), de, v_.weight.data(), grads[2].data(), nullptr, nullptr);
+    additive_hidden_backward(hidden_.data(), de, v_.weight.data(), B, L, A, use_tanh_, dkeys_.data(),
+                             dquery_.data());
+    query_back_.run(s, dquery_.data(), W_.weight.data(), grads[0].data(), nullptr, ds);
+  }
+
+  void backward_keys(const float* H, float* dH, ParamGrads grads) override {
+    keys_back_.run(H, dkeys_.data(), U_.weight.data(), grads[1].data(), nullptr, dH);
+    std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
+  }
+
  private:
   ScorerShape shape_;
   bool use_tanh_;
@@ -132,6 +175,8 @@ class AdditiveScorer final : public Scorer {
   bool bf16_keys_ = false;  // additive, fused on a bf16 context: scores from keys_bf16_
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
+  LinearBackward query_back_, keys_back_, v_back_;
+  std::vector<float> dkeys_, dquery_;
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
@@ -145,14 +190,62 @@ std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape)
 
 }  // namespace
 
+void additive_hidden_backward(const float* hidden, const float* de, const float* v, std::int64_t B, std::int64_t L,
+                              std::int64_t A, bool use_tanh, float* dkeys, float* dquery) {
+#pragma omp parallel for schedule(static) if (B * L * A >= kParallelBackwardWork)
+  for (std::int64_t b = 0; b < B; ++b) {
+    float* dq = dquery + b * A;
+    std::fill_n(dq, A, 0.f);
+    for (std::int64_t j = 0; j < L; ++j) {
+      const float g = de[b * L + j];
+      const float* h = hidden + (b * L + j) * A;
+      float* dk = dkeys + (b * L + j) * A;
+      for (std::int64_t a = 0; a < A; ++a) {
+        const float dz = use_tanh ? g * v[a] * (1.f - h[a] * h[a]) : g * v[a];
+        dk[a] += dz;
+        dq[a] += dz;
+      }
+    }
+  }
+}
+
 std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh) {
   return std::make_unique<AdditiveScorer>(source, shape, use_tanh);
+}
+
+StageCost additive_keys_cost(const Problem& p, bool use_tanh) {
+  if (p.impl == Impl::onednn || use_tanh) return projected_keys_cost(p);
+  const CostSizes s(p);
+  return linear_cost(s.B * s.L, s.E, 1);  // (U^T v) . h_j
+}
+
+StageCost additive_score_cost(const Problem& p, bool use_tanh) {
+  const CostSizes s(p);
+  // fused additive_linear: (W^T v) . s per example, plus the key score per position.
+  if (p.impl == Impl::fused && !use_tanh) return linear_cost(s.B, s.D, 1) + StageCost{s.B * s.L, 4 * 2 * s.B * s.L};
+  const StageCost query = linear_cost(s.B, s.D, s.A);
+  const double hidden = s.B * s.L * s.A;
+  const double elementwise = (use_tanh ? 2 : 1) * hidden;  // K + q, and tanh as one flop
+  // fused: v . tanh(k_j + q) per position, reading K once; no (B, L, A) tensor.
+  if (p.impl == Impl::fused)
+    return query + StageCost{elementwise + 2 * hidden, streamed_element_bytes(p) * hidden + 4 * (s.A + s.B * s.L)};
+  // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
+  return query + StageCost{elementwise, 4 * 2 * hidden} + linear_cost(s.B * s.L, s.A, 1);
+}
+
+StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend) {
+  if (p.impl == Impl::onednn) return score + attend;
+  const CostSizes s(p);
+  return score + StageCost{0, 4 * (s.B * s.L + s.B * s.E)};
 }
 
 ScorerInfo scorer_info_additive() {
   return {"additive", "e_tj = v . tanh(W s_{t-1} + U h_j)",
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
-          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh};
+          "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh,
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}},
+          [](const Problem& p) { return additive_keys_cost(p, true); },
+          [](const Problem& p) { return additive_score_cost(p, true); }, score_then_attend};
 }
 
 }  // namespace attnbench

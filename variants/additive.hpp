@@ -1,6 +1,7 @@
 // Bahdanau's additive scorer e_tj = v . act(W s + U h_j), with act = tanh or identity.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "core/matmul_op.hpp"
@@ -10,5 +11,24 @@ namespace attnbench {
 
 // Parameters in creation order: W: Linear(D, A), U: Linear(E, A), v: Linear(A, 1), no bias.
 std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh);
+
+// Cost of keys at p: K = U h_j; the fused additive_linear's key scores (U^T v) . h_j.
+StageCost additive_keys_cost(const Problem& p, bool use_tanh);
+
+// Cost of one `score` step at p: q = W s, then act(k_j + q) and v . over (B, L, A); the
+// fused additive_linear: (W^T v) . s per example plus one add per position.
+StageCost additive_score_cost(const Problem& p, bool use_tanh);
+
+// additive_linear's step from its parts (ScorerInfo::step_cost): fused, its weights and
+// context are computed once per sequence (FusedAttend::prepare), so the step is the score
+// and the copies of alpha (B, L) and c (B, E); oneDNN's is score + attend.
+StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend);
+
+// The backward of e_j = v . act(z_j), z_j = k_j + q, through act, given h = act(z)
+// (B, L, A) and de (B, L): dz = de_j v * act'(z) (tanh' = 1 - h^2), dkeys += dz (B, L, A),
+// dquery = sum_j dz (B, A, overwritten). dv is not computed. Allocates nothing; runs on
+// every thread above 128K elements of h.
+void additive_hidden_backward(const float* hidden, const float* de, const float* v, std::int64_t B, std::int64_t L,
+                              std::int64_t A, bool use_tanh, float* dkeys, float* dquery);
 
 }  // namespace attnbench

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/matmul_op.hpp"
+#include "core/onednn_context.hpp"
 
 namespace attnbench {
 
@@ -39,6 +40,26 @@ class BatchedDot {
 
  private:
   MatmulOp op_;
+};
+
+// The backward of BatchedDot: for e = scale * keys (B, L, K) . query (B, K) and de (B, L),
+// dquery = scale * sum_j de_j keys_j (written) and dkeys += scale * de_j query (accumulated).
+class BatchedDotBackward {
+ public:
+  BatchedDotBackward() = default;
+  BatchedDotBackward(OneDnnContext& ctx, std::int64_t batch, std::int64_t src_len, std::int64_t width, float scale)
+      : query_grad_(ctx, plain_desc({batch, 1, src_len}), plain_desc({batch, src_len, width}),
+                    plain_desc({batch, 1, width}), scaled_attr(scale, false)),
+        keys_grad_(ctx, plain_desc({batch, src_len, 1}), plain_desc({batch, 1, width}),
+                   plain_desc({batch, src_len, width}), scaled_attr(scale, true)) {}
+
+  void run(const float* keys, const float* query, const float* de, float* dquery, float* dkeys) {
+    query_grad_.run(de, keys, dquery);
+    keys_grad_.run(de, query, dkeys);
+  }
+
+ private:
+  MatmulOp query_grad_, keys_grad_;
 };
 
 }  // namespace attnbench

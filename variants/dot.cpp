@@ -5,6 +5,7 @@
 
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
+#include "core/linear_backward.hpp"
 #include "variants/batched_dot.hpp"
 #include "variants/projected_keys.hpp"
 
@@ -100,12 +101,47 @@ class DotScorer final : public Scorer {
                                  shape_.src_len, shape_.attn_dim, scale_);
   }
 
+  std::vector<ParamView> parameters() override {
+    const std::int64_t D = shape_.dec_dim, E = shape_.enc_dim, A = shape_.attn_dim;
+    return {{"W.weight", {A, D}, W_.weight}, {"U.weight", {A, E}, U_.weight}};
+  }
+
+  void reload() override {
+    keys_op_.reload();
+    query_op_.reload();
+  }
+
+  void build_backward(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, E = shape_.enc_dim, D = shape_.dec_dim,
+                       A = shape_.attn_dim;
+    query_back_ = LinearBackward(ctx, B, D, A, false, false);
+    keys_back_ = LinearBackward(ctx, B * L, E, A, false, true);
+    dot_back_ = BatchedDotBackward(ctx, B, L, A, static_cast<float>(scale_));
+    dkeys_.assign(keys_.size(), 0.f);
+    dquery_.assign(query_.size(), 0.f);
+  }
+
+  // q = W s; dq and dkeys from the batched dot's backward; dW += dq^T s, ds = dq W.
+  void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
+    query_op_.run(s, query_.data());
+    dot_back_.run(keys_.data(), query_.data(), de, dquery_.data(), dkeys_.data());
+    query_back_.run(s, dquery_.data(), W_.weight.data(), grads[0].data(), nullptr, ds);
+  }
+
+  void backward_keys(const float* H, float* dH, ParamGrads grads) override {
+    keys_back_.run(H, dkeys_.data(), U_.weight.data(), grads[1].data(), nullptr, dH);
+    std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
+  }
+
  private:
   ScorerShape shape_;
   double scale_;
   LinearParams W_, U_;
   LinearOp keys_op_, query_op_;
   BatchedDot dot_;
+  LinearBackward query_back_, keys_back_;
+  BatchedDotBackward dot_back_;
+  std::vector<float> dkeys_, dquery_;
   Impl impl_ = Impl::onednn;
   bool from_annotations_ = false;  // fused: q = scale U^T W s (B, E) against H, no keys
   bool bf16_rows_ = false;         // fused on a bf16 context: rows_bf16_ holds the scored rows
@@ -137,9 +173,38 @@ std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, 
   return std::make_unique<DotScorer>(source, shape, scaled);
 }
 
+namespace {
+
+// Whether p's step is the fused dot scoring from H (dot_scores_from_annotations).
+bool fused_from_annotations(const Problem& p) {
+  return p.impl == Impl::fused &&
+         dot_scores_from_annotations({p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim});
+}
+
+}  // namespace
+
+StageCost dot_score_cost(const Problem& p, bool scaled) {
+  const CostSizes s(p);
+  const double rows = streamed_element_bytes(p);
+  if (fused_from_annotations(p))
+    return linear_cost(s.B, s.D, s.E) + StageCost{2 * s.B * s.L * s.E, rows * s.B * s.L * s.E + 4 * s.B * s.L};
+  const double scale = scaled && p.impl == Impl::onednn ? s.B * s.L : 0;  // fused: in q
+  return linear_cost(s.B, s.D, s.A) + StageCost{2 * s.B * s.L * s.A + scale, rows * s.B * s.L * s.A + 4 * s.B * s.L};
+}
+
+StageCost dot_keys_cost(const Problem& p) { return fused_from_annotations(p) ? StageCost{} : projected_keys_cost(p); }
+
+StageCost dot_step_cost(const Problem& p, StageCost score, StageCost attend) {
+  if (!fused_from_annotations(p)) return score + attend;
+  const CostSizes s(p);
+  return score + attend + StageCost{0, -streamed_element_bytes(p) * s.B * s.L * s.E};
+}
+
 ScorerInfo scorer_info_dot() {
   return {"dot", "e_tj = (W s_{t-1}) . (U h_j)", "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim); no bias",
-          "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled};
+          "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled,
+          {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}},
+          dot_keys_cost, [](const Problem& p) { return dot_score_cost(p, false); }, dot_step_cost};
 }
 
 }  // namespace attnbench

@@ -33,4 +33,15 @@ DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations);
 // when that costs less (DotStepWork::cost) than scoring the keys.
 bool dot_scores_from_annotations(const ScorerShape& shape);
 
+// Cost of one `score` step at p: q = W s, then q . k_j per position and the scale (oneDNN;
+// the fused q carries it); the fused dot scoring from H: q = (scale U^T W) s, then q . h_j.
+StageCost dot_score_cost(const Problem& p, bool scaled);
+
+// Cost of keys K = U h_j; none for the fused dot scoring from H.
+StageCost dot_keys_cost(const Problem& p);
+
+// The step's cost from its parts (ScorerInfo::step_cost): the fused dot scoring from H
+// reads H (B, L, E) once for the scores and the context.
+StageCost dot_step_cost(const Problem& p, StageCost score, StageCost attend);
+
 }  // namespace attnbench

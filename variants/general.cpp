@@ -1,5 +1,8 @@
 // Luong's "general" scorer e_tj = s_{t-1} . (W h_j): keys W h_j are cached per sequence.
+#include <algorithm>
+
 #include "core/fused_kernels.hpp"
+#include "core/linear_backward.hpp"
 #include "core/scorer.hpp"
 #include "variants/batched_dot.hpp"
 #include "variants/projected_keys.hpp"
@@ -42,9 +45,37 @@ class GeneralScorer final : public Scorer {
       fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
   }
 
+  // The per-example rows: B L D multiply-adds (attn_dim is unused).
+  double fused_score_work(const ScorerShape& shape) const override {
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.dec_dim);
+  }
+
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
     return BatchedDot::reference(project_annotations(W_, H, shape_), s, shape_.batch, shape_.src_len,
                                  shape_.dec_dim, 1.0);
+  }
+
+  std::vector<ParamView> parameters() override {
+    return {{"W.weight", {shape_.dec_dim, shape_.enc_dim}, W_.weight}};
+  }
+
+  void reload() override { keys_op_.reload(); }
+
+  void build_backward(OneDnnContext& ctx) override {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, E = shape_.enc_dim, D = shape_.dec_dim;
+    keys_back_ = LinearBackward(ctx, B * L, E, D, false, true);
+    dot_back_ = BatchedDotBackward(ctx, B, L, D, 1.f);
+    dkeys_.assign(keys_.size(), 0.f);
+  }
+
+  // The query is s: the batched dot's dquery is ds itself.
+  void backward_score(const float* s, const float* de, float* ds, ParamGrads) override {
+    dot_back_.run(keys_.data(), s, de, ds, dkeys_.data());
+  }
+
+  void backward_keys(const float* H, float* dH, ParamGrads grads) override {
+    keys_back_.run(H, dkeys_.data(), W_.weight.data(), grads[0].data(), nullptr, dH);
+    std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
   }
 
  private:
@@ -52,6 +83,9 @@ class GeneralScorer final : public Scorer {
   LinearParams W_;
   LinearOp keys_op_;
   BatchedDot dot_;
+  LinearBackward keys_back_;
+  BatchedDotBackward dot_back_;
+  std::vector<float> dkeys_;
   Impl impl_ = Impl::onednn;
   std::vector<float> keys_;
   bool bf16_keys_ = false;                // fused on a bf16 context: scores from keys_bf16_
@@ -65,9 +99,26 @@ std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& sha
 
 }  // namespace
 
+namespace {
+
+// keys: K = W h_j, W: Linear(enc_dim, dec_dim).
+StageCost general_keys_cost(const Problem& p) {
+  const CostSizes s(p);
+  return linear_cost(s.B * s.L, s.E, s.D);
+}
+
+// score: s . k_j per position, no projection of s.
+StageCost general_score_cost(const Problem& p) {
+  const CostSizes s(p);
+  return {2 * s.B * s.L * s.D, streamed_element_bytes(p) * s.B * s.L * s.D + 4 * (s.B * s.D + s.B * s.L)};
+}
+
+}  // namespace
+
 ScorerInfo scorer_info_general() {
   return {"general", "e_tj = s_{t-1} . (W h_j)", "W: Linear(enc_dim, dec_dim); no bias (attn_dim unused)",
-          "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general};
+          "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general,
+          {{"W", "Linear", "enc_dim", "dec_dim", false}}, general_keys_cost, general_score_cost, score_then_attend};
 }
 
 }  // namespace attnbench

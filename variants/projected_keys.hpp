@@ -20,4 +20,10 @@ inline std::vector<double> project_annotations(const LinearParams& U, std::span<
   return ref::linear(H, shape.batch * shape.src_len, U);
 }
 
+// Cost of keys K = U h_j, U: Linear(enc_dim, attn_dim), over every example and position.
+inline StageCost projected_keys_cost(const Problem& p) {
+  const CostSizes s(p);
+  return linear_cost(s.B * s.L, s.E, s.A);
+}
+
 }  // namespace attnbench

@@ -1,5 +1,8 @@
 #include "variants/registry.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <stdexcept>
 
 namespace attnbench {
@@ -18,15 +21,15 @@ const std::vector<ScorerInfo>& scorer_table() {
 }
 
 std::string scorer_names() {
-  std::string names;
-  for (const ScorerInfo& info : scorer_table()) names += (names.empty() ? "" : ", ") + std::string(info.name);
-  return names;
+  std::vector<std::string_view> names;
+  for (const ScorerInfo& info : scorer_table()) names.emplace_back(info.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 const ScorerInfo& find_scorer(std::string_view name) {
   for (const ScorerInfo& info : scorer_table())
     if (name == info.name) return info;
-  throw std::invalid_argument("--scorer: unknown scorer '" + std::string(name) + "'; known: " + scorer_names());
+  throw std::invalid_argument(fmt::format("--scorer: unknown scorer '{}'; known: {}", name, scorer_names()));
 }
 
 }  // namespace attnbench

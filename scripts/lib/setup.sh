@@ -4,7 +4,9 @@
 # Every failure of the set-up itself prints one line `attnbench setup: ...` and exits 2.
 
 ATTNBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-ATTNBENCH_PACKAGE_LIST="$ATTNBENCH_ROOT/scripts/packages.txt"
+# Overridable for tests/test_setup.py: the package list and the file that names the system.
+ATTNBENCH_PACKAGE_LIST="${ATTNBENCH_PACKAGE_LIST:-$ATTNBENCH_ROOT/scripts/packages.txt}"
+ATTNBENCH_OS_RELEASE="${ATTNBENCH_OS_RELEASE:-/etc/os-release}"
 
 attnbench_die() {
   echo "attnbench setup: $*" >&2
@@ -26,9 +28,9 @@ attnbench_missing_packages() {
 # Checks that this is a Debian 12 system with dpkg and apt-get.
 attnbench_check_system() {
   local id="" version=""
-  if [ -r /etc/os-release ]; then
-    id=$(. /etc/os-release && echo "${ID:-}")
-    version=$(. /etc/os-release && echo "${VERSION_ID:-}")
+  if [ -r "$ATTNBENCH_OS_RELEASE" ]; then
+    id=$(. "$ATTNBENCH_OS_RELEASE" && echo "${ID:-}")
+    version=$(. "$ATTNBENCH_OS_RELEASE" && echo "${VERSION_ID:-}")
   fi
   if [ "$id" != "debian" ] || ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
     attnbench_die "this is not Debian (/etc/os-release says '${id:-nothing}'): the set-up installs Debian 12 packages with apt-get; on another system install the equivalents of scripts/packages.txt by hand, then run cmake -S . -B build && cmake --build build"
@@ -39,10 +41,10 @@ attnbench_check_system() {
 # Installs only what is missing (apt-get update first); needs root or sudo.
 attnbench_install_packages() {
   attnbench_check_system
+  [ -r "$ATTNBENCH_PACKAGE_LIST" ] || attnbench_die "cannot read the package list $ATTNBENCH_PACKAGE_LIST"
   local missing
   missing=$(attnbench_missing_packages)
   [ -z "$missing" ] && return 0
-  echo "attnbench: installing missing packages:" $missing >&2
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
@@ -51,6 +53,7 @@ attnbench_install_packages() {
       attnbench_die "packages are missing ($(echo $missing)) and installing them needs root: run as root, or as a user with sudo rights, or have an administrator run: apt-get install --no-install-recommends $(echo $missing)"
     fi
   fi
+  echo "attnbench: installing missing packages:" $missing >&2
   local log
   log=$(mktemp)
   if ! $sudo apt-get update -qq >"$log" 2>&1; then

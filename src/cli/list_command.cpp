@@ -1,16 +1,23 @@
-// `attnbench list`: the scorers (formula, parameters, paper) and the scenario files.
+// `attnbench list`: the scorers (formula, parameters, paper) and the scenario files;
+// `attnbench list --json`: every list the scripts and tests read (scorers, stages,
+// Problem fields, choices, file columns, metrics, units), from the .def registries.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
+#include "driver/grid.hpp"
+#include "driver/schema.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
 
 namespace {
+
 int run_list() {
   std::cout << "Scorers:\n";
   for (const ScorerInfo& info : scorer_table())
@@ -26,11 +33,135 @@ int run_list() {
   for (const std::string& name : names) std::cout << "  " << name << "\n";
   return 0;
 }
+
+nlohmann::ordered_json scorers_json() {
+  nlohmann::ordered_json scorers = nlohmann::ordered_json::array();
+  for (const ScorerInfo& info : scorer_table()) {
+    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+    for (const ScorerModule& m : info.modules)
+      modules.push_back({{"name", m.name}, {"kind", m.kind}, {"in", m.in}, {"out", m.out}, {"bias", m.bias}});
+    scorers.push_back({{"name", info.name},
+                       {"formula", info.formula},
+                       {"parameters", info.parameters},
+                       {"paper", info.paper},
+                       {"modules", modules}});
+  }
+  return scorers;
+}
+
+nlohmann::ordered_json stages_json() {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  stages.push_back(                                     \
+      {{"name", #name}, {"per", #per}, {"description", description}, {"default", schema::is_default_stage(#name)}});
+#include "driver/stages.def"
+  return stages;
+}
+
+template <typename E>
+nlohmann::ordered_json choice_words();
+template <>
+nlohmann::ordered_json choice_words<Impl>() {
+  return {
+#define ATTNBENCH_IMPL(word) #word,
+#include "core/choices.def"
+  };
+}
+template <>
+nlohmann::ordered_json choice_words<DType>() {
+  return {
+#define ATTNBENCH_DTYPE(word) #word,
+#include "core/choices.def"
+  };
+}
+template <>
+nlohmann::ordered_json choice_words<InitKind>() {
+  return {
+#define ATTNBENCH_INIT(word) #word,
+#include "core/choices.def"
+  };
+}
+
+nlohmann::ordered_json fields_json() {
+  const auto defaults = field_values(Problem{});
+  const auto default_of = [&](std::string_view name) {
+    for (const auto& [field, value] : defaults)
+      if (field == name) return value;
+    throw std::logic_error("no default for field " + std::string(name));
+  };
+  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  {                                                                                            \
+    nlohmann::ordered_json field = {{"name", #name},                                                   \
+                            {"flag", flag},                                                    \
+                            {"type", #kind},                                                   \
+                            {"default", default_of(#name)},                                    \
+                            {"description", description}};                                    \
+    if constexpr (std::is_enum_v<cpp_type>) field["choices"] = choice_words<cpp_type>();       \
+    fields.push_back(std::move(field));                                                        \
+  }
+#include "core/problem_fields.def"
+  return fields;
+}
+
+nlohmann::ordered_json files_json() {
+  nlohmann::ordered_json timing_key = nlohmann::ordered_json::array(), timing_values = nlohmann::ordered_json::array(),
+                 sample_values = nlohmann::ordered_json::array(), entropy_key = nlohmann::ordered_json::array(),
+                 entropy_values = nlohmann::ordered_json::array();
+#define ATTNBENCH_TIMING_KEY(column) timing_key.push_back(#column);
+#define ATTNBENCH_TIMING_VALUE(column, unit, definition) timing_values.push_back(#column);
+#define ATTNBENCH_SAMPLE_VALUE(column, unit, definition) sample_values.push_back(#column);
+#define ATTNBENCH_ENTROPY_KEY(column) entropy_key.push_back(#column);
+#include "driver/columns.def"
+#define ATTNBENCH_METRIC(column, cpp_type, unit, definition) entropy_values.push_back(#column);
+#include "driver/metrics.def"
+  return {{"timing.csv", {{"key", timing_key}, {"values", timing_values}}},
+          {"samples.csv", {{"key", timing_key}, {"values", sample_values}}},
+          {"entropy.csv", {{"key", entropy_key}, {"values", entropy_values}}}};
+}
+
+nlohmann::ordered_json metrics_json() {
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+#define ATTNBENCH_METRIC(column, cpp_type, unit, definition) \
+  metrics.push_back({{"column", #column}, {"unit", unit}, {"definition", definition}});
+#include "driver/metrics.def"
+  return metrics;
+}
+
+// Unit of every value column ("" for a count, a ratio or a text).
+nlohmann::ordered_json units_json() {
+  nlohmann::ordered_json units = nlohmann::ordered_json::object();
+#define ATTNBENCH_TIMING_VALUE(column, unit, definition) units[#column] = unit;
+#define ATTNBENCH_SAMPLE_VALUE(column, unit, definition) units[#column] = unit;
+#include "driver/columns.def"
+#define ATTNBENCH_METRIC(column, cpp_type, unit, definition) units[#column] = unit;
+#include "driver/metrics.def"
+  return units;
+}
+
+int run_list_json() {
+  const nlohmann::ordered_json lists = {{"scorers", scorers_json()},
+                                {"stages", stages_json()},
+                                {"fields", fields_json()},
+                                {"dtypes", choice_words<DType>()},
+                                {"impls", choice_words<Impl>()},
+                                {"inits", choice_words<InitKind>()},
+                                {"files", files_json()},
+                                {"metrics", metrics_json()},
+                                {"units", units_json()}};
+  std::cout << lists.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void setup_list(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("list", "List the scorers (formula, parameters, source paper) and the scenarios");
-  sub->callback([&exit_code] { exit_code = run_list(); });
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json,
+                "Print every list as one JSON object instead: scorers, stages, Problem fields, dtypes, impls, "
+                "inits, the columns of each output file, metrics and units");
+  sub->callback([json, &exit_code] { exit_code = *json ? run_list_json() : run_list(); });
 }
 
 }  // namespace attnbench

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   attnbench::setup_list(app, exit_code);
   attnbench::setup_lesson(app, exit_code);
   attnbench::setup_probe(app, exit_code);
+  attnbench::setup_grad(app, exit_code);
   std::string command_line = "attnbench";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   attnbench::setup_run(app, exit_code, command_line);
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
   attnbench::setup_plot(app, exit_code);
   attnbench::setup_report(app, exit_code);
   attnbench::setup_roofline(app, exit_code);
+  attnbench::setup_submit(app, exit_code, command_line);
+  attnbench::setup_status(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

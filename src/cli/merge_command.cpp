@@ -1,5 +1,4 @@
 // `attnbench merge`: joins the folders of `run --shard K/N` into one run folder.
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -16,14 +15,13 @@ namespace {
 struct MergeOptions {
   std::vector<std::string> shards;
   std::string out;
+  bool allow_mixed = false;
 };
 
 int run_merge(const MergeOptions& o) {
   const std::vector<std::filesystem::path> shards(o.shards.begin(), o.shards.end());
-  merge_runs(shards, o.out);
+  const nlohmann::json meta = merge_runs(shards, o.out, o.allow_mixed);
   std::cout << summary_table(o.out) << "merged " << shards.size() << " folders into " << o.out << "\n";
-  std::ifstream in(std::filesystem::path(o.out) / "meta.json");
-  const nlohmann::json meta = nlohmann::json::parse(in);
   if (meta.value("status", "") != "complete")
     std::cerr << "attnbench: warning: the merged run is incomplete"
               << (meta.contains("missing_shards") ? " (missing shards: " + meta["missing_shards"].get<std::string>() + ")"
@@ -39,6 +37,8 @@ void setup_merge(CLI::App& app, int& exit_code) {
       "merge", "Join shard run folders (from `run --shard K/N`) into one; they must share scenario and build");
   sub->add_option("runs", o->shards, "Shard run folders")->required();
   sub->add_option("--out", o->out, "Folder to write the merged run to")->required();
+  sub->add_flag("--allow-mixed", o->allow_mixed,
+                "Join shards measured on different CPU models or oneDNN versions; every row then names its host");
   sub->callback([o, &exit_code] { exit_code = run_merge(*o); });
 }
 

@@ -1,5 +1,8 @@
 // `attnbench probe`: one attention step (or, with --steps, a whole decode) as CSV.
 #include <cstdio>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -25,31 +28,6 @@ struct ProbeOptions {
   std::string tensors;  // comma list; empty: all
 };
 
-// Parses "--lengths 10,7,4": one valid length per example, each in 1..src_len.
-std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& p) {
-  if (text.empty()) return source_lengths(p);
-  std::vector<std::int64_t> lengths;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    long long value = 0;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || used == 0 || value < 1 || value > p.src_len)
-      throw std::invalid_argument("--lengths: bad length '" + item + "'; each must be a whole number in 1.." +
-                                  std::to_string(p.src_len) + " (--src-len)");
-    lengths.push_back(value);
-  }
-  if (static_cast<std::int64_t>(lengths.size()) != p.batch)
-    throw std::invalid_argument("--lengths: got " + std::to_string(lengths.size()) + " lengths for --batch " +
-                                std::to_string(p.batch) + "; give one per example");
-  return lengths;
-}
-
 // One attention step on random H and s, drawn as the lesson does:
 // H = randn(B, L, E), s = randn(B, D), then the scorer's parameters.
 // The tensors named by --tensors ("weights,scores"), checked against what the mode prints.
@@ -59,9 +37,8 @@ std::set<std::string> wanted_tensors(const std::string& text, const std::set<std
   std::string name;
   while (std::getline(in, name, ',')) {
     if (!known.contains(name)) {
-      std::string names;
-      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
-      throw std::invalid_argument("--tensors: unknown tensor '" + name + "'; this mode prints " + names);
+      throw std::invalid_argument(
+          fmt::format("--tensors: unknown tensor '{}'; this mode prints {}", name, fmt::join(known, ", ")));
     }
     wanted.insert(name);
   }

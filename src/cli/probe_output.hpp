@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include <fmt/format.h>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -11,11 +13,7 @@
 namespace attnbench {
 
 // Formats x as %.9g (round-trips a float); infinities as inf and -inf.
-inline std::string format_value(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", x);
-  return text;
-}
+inline std::string format_value(double x) { return fmt::format("{:.9g}", x); }
 
 // A CSV text of tensor rows; only the tensors named in `wanted` (all when empty) are kept.
 class CsvTable {

@@ -1,109 +1,137 @@
 #include "cli/problem_flags.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <sstream>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "driver/grid.hpp"
+#include "driver/value_spec.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
 
 namespace {
 
-struct FlagDoc {
-  const char* field;
-  const char* flag;
-  std::string help;
-  bool decoder_only;
-};
-
-// The help text of every Problem flag, in Problem's order.
-const std::vector<FlagDoc>& flag_docs() {
-  static const std::vector<FlagDoc> docs = {
-      {"scorer", "--scorer", "Scoring function: " + scorer_names(), false},
-      {"batch", "--batch", "Examples per batch (B)", false},
-      {"src_len", "--src-len", "Source length (L)", false},
-      {"tgt_len", "--tgt-len", "Decode steps (T)", true},
-      {"emb_dim", "--emb-dim", "Token embedding size", true},
-      {"enc_dim", "--enc-dim", "Annotation size E = 2 x encoder GRU hidden (even)", false},
-      {"dec_dim", "--dec-dim", "Decoder state size D", false},
-      {"attn_dim", "--attn-dim", "Attention inner size A", false},
-      {"vocab", "--vocab", "Vocabulary size (source and target)", true},
-      {"threads", "--threads", "OpenMP threads for the oneDNN kernels", false},
-      {"impl", "--impl", "Implementation: onednn (primitives only) or fused (OpenMP + SIMD, one pass over L)", false},
-      {"dtype", "--dtype",
-       "Matmul input type: f32, or bf16 (f32 accumulation; native on AVX512-BF16 or AMX, emulated on other AVX-512)",
-       false},
-      {"seed", "--seed", "Random seed", false},
-      {"init", "--init", "Parameter init: fast, or torch (PyTorch's CPU streams, value for value)", false},
-      {"len_min", "--len-min",
-       "Shortest source length; lengths fall linearly from src-len (example 0) to it. 0: no padding", true},
-  };
-  return docs;
+// The help text of a field's flag; the scorer's lists the scorers.
+std::string help_text(std::string_view field, const char* description) {
+  if (field == "scorer") return fmt::format("{}: {}", description, scorer_names());
+  return description;
 }
 
-const FlagDoc& doc(std::string_view field) {
-  for (const FlagDoc& d : flag_docs())
-    if (d.field == field) return d;
-  throw std::logic_error("no flag for field " + std::string(field));
+// The enum words of E as CLI11 converts them: an unknown word gets the one text of
+// parse_choice<E>(), a known one becomes its enum value.
+template <typename E>
+void add_choice_conversion(CLI::Option* option) {
+  std::map<std::string, E> words;
+  for (std::string_view word : choice_words<E>()) words.emplace(word, parse_choice<E>(word));
+  option->transform(CLI::CheckedTransformer(words).description(""));
+  option->type_name("WORD");
+  // Inserted in front of the transformer, so an unknown word gets this text.
+  option->transform(CLI::Validator(
+      [](std::string& word) {
+        try {
+          parse_choice<E>(word);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      fmt::format("{{{}}}", fmt::join(choice_words<E>(), ","))));
+}
+
+// A flag's integer text checked by the grid's own parser (driver/value_spec.hpp), so that
+// probe and run word a bad number alike: "bad value 'abc': value 'abc' is not a whole number".
+template <typename T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          std::size_t count = 0;
+          bool in_range = true;
+          if constexpr (std::is_unsigned_v<T>) {
+            count = parse_uint_spec(text, ',').size();
+          } else {
+            const std::vector<std::int64_t> values = parse_int_spec(text, ',');
+            count = values.size();
+            in_range = count != 1 || std::in_range<T>(values.front());
+          }
+          if (count != 1) return fmt::format("bad value '{}': give one value", text);
+          if (!in_range) return fmt::format("bad value '{}': value {} is out of range", text, text);
+          return "";
+        } catch (const std::invalid_argument& e) {
+          return fmt::format("bad value '{}': {}", text, e.what());
+        }
+      },
+      "");
 }
 
 template <typename T>
-void add(CLI::App& app, std::string_view field, T& value, bool decoder_flags) {
-  const FlagDoc& d = doc(field);
-  if (d.decoder_only && !decoder_flags) return;
-  app.add_option(d.flag, value, d.help)->capture_default_str();
+void add(CLI::App& app, std::string_view field, const char* flag, T& value, const char* description) {
+  CLI::Option* option = app.add_option(flag, value, help_text(field, description));
+  if constexpr (std::is_enum_v<T>) {
+    option->default_str(to_string(value));
+    add_choice_conversion<T>(option);
+  } else {
+    option->capture_default_str();
+    if constexpr (std::is_integral_v<T>) option->check(whole_number<T>());
+  }
 }
 
 }  // namespace
 
 void add_problem_flags(CLI::App& app, ProblemFlags& flags, bool decoder_flags) {
   Problem& p = flags.problem;
-  add(app, "scorer", p.scorer, decoder_flags);
-  add(app, "batch", p.batch, decoder_flags);
-  add(app, "src_len", p.src_len, decoder_flags);
-  add(app, "tgt_len", p.tgt_len, decoder_flags);
-  add(app, "emb_dim", p.emb_dim, decoder_flags);
-  add(app, "enc_dim", p.enc_dim, decoder_flags);
-  add(app, "dec_dim", p.dec_dim, decoder_flags);
-  add(app, "attn_dim", p.attn_dim, decoder_flags);
-  add(app, "vocab", p.vocab, decoder_flags);
-  add(app, "threads", p.threads, decoder_flags);
-  add(app, "impl", flags.impl, decoder_flags);
-  add(app, "dtype", flags.dtype, decoder_flags);
-  add(app, "seed", p.seed, decoder_flags);
-  add(app, "init", flags.init, decoder_flags);
-  add(app, "len_min", p.len_min, decoder_flags);
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  if (decoder_flags || !(decoder_only)) add(app, #name, flag, p.name, description);
+#include "core/problem_fields.def"
 }
 
 void add_grid_flags(CLI::App& app, std::map<std::string, std::string>& specs) {
-  for (const auto& [field, value] : field_values(Problem{})) {
-    const FlagDoc& d = doc(field);
-    app.add_option_function<std::string>(
-           d.flag, [&specs, field = field](const std::string& spec) { specs[field] = spec; }, d.help)
-        ->option_text("SPEC [" + (field == "scorer" ? std::string("all") : value) + "]");
-  }
+  const auto defaults = field_values(Problem{});
+  std::size_t i = 0;
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description)                    \
+  app.add_option_function<std::string>(                                                                         \
+         flag, [&specs](const std::string& spec) { specs[#name] = spec; }, help_text(#name, description))       \
+      ->option_text(fmt::format("SPEC [{}]", std::string_view(#name) == "scorer" ? "all" : defaults[i].second)); \
+  ++i;
+#include "core/problem_fields.def"
 }
 
 Problem to_problem(const ProblemFlags& flags) {
-  Problem p = flags.problem;
+  const Problem& p = flags.problem;
   find_scorer(p.scorer);
-  if (flags.impl == "fused")
-    p.impl = Impl::fused;
-  else if (flags.impl != "onednn")
-    throw std::invalid_argument("--impl: unknown impl '" + flags.impl + "'; known: onednn, fused");
-  if (flags.dtype == "bf16")
-    p.dtype = DType::bf16;
-  else if (flags.dtype != "f32")
-    throw std::invalid_argument("--dtype: unsupported data type '" + flags.dtype + "'; supported: f32, bf16");
-  if (flags.init == "torch")
-    p.init = InitKind::torch;
-  else if (flags.init == "fast")
-    p.init = InitKind::fast;
-  else
-    throw std::invalid_argument("--init: unknown init '" + flags.init + "'; known: fast, torch");
+  check_sizes(p);  // the grid's wording: "--batch: bad value '0': must be a positive whole number"
   validate(p);
   return p;
+}
+
+std::vector<std::int64_t> parse_lengths(const std::string& text, const Problem& p) {
+  if (text.empty()) return source_lengths(p);
+  std::vector<std::int64_t> lengths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || used == 0 || value < 1 || value > p.src_len)
+      throw std::invalid_argument("--lengths: bad length '" + item + "'; each must be a whole number in 1.." +
+                                  std::to_string(p.src_len) + " (--src-len)");
+    lengths.push_back(value);
+  }
+  if (static_cast<std::int64_t>(lengths.size()) != p.batch)
+    throw std::invalid_argument("--lengths: got " + std::to_string(lengths.size()) + " lengths for --batch " +
+                                std::to_string(p.batch) + "; give one per example");
+  return lengths;
 }
 
 }  // namespace attnbench

@@ -1,4 +1,5 @@
 // `attnbench run`: a sweep over a grid (from flags or a scenario file) into a run folder.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/problem_flags.hpp"
 #include "cli/source_paths.hpp"
+#include "cli/sweep_plan.hpp"
 #include "driver/grid_json.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
@@ -106,20 +108,17 @@ SweepOptions sweep_options(const RunOptions& o) {
     plan_resumed_run(o, s);
   for (const GridPoint& point : s.grid)
     if (!point.settings.peer.empty()) s.peer = peer_command(point.settings.peer);
+  for (const GridPoint& point : s.grid) {
+    const std::vector<std::string>& stages = point.settings.bench.stages;
+    if (point.problem.dtype != DType::f32 && std::find(stages.begin(), stages.end(), "train_step") != stages.end())
+      throw std::invalid_argument("--stages: train_step trains in f32 only; the grid has --dtype " +
+                                  to_string(point.problem.dtype));
+  }
   return s;
 }
 
-}  // namespace
-
-void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
-  auto o = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "run",
-      "Time every scorer x stage over a grid and measure its attention shape.\n"
-      "With no grid flags it runs scenarios/default.csv. Each Problem flag takes a value, a list (8,32,128),\n"
-      "an arithmetic range (10:100:10, inclusive) or a geometric one (16:1024:*2); the grid is their product.\n"
-      "--stages, --repetitions, --min-time and --peer, when given, override every scenario row's setting.\n"
-      "Writes timing.csv, samples.csv, entropy.csv and meta.json to results/<scenario>/<UTC time>/ (or --out).");
+// Adds run's flags to `sub`, storing into `o`.
+void add_run_options(CLI::App* sub, const std::shared_ptr<RunOptions>& o) {
   add_grid_flags(*sub, o->specs);
   sub->add_option("--scenario", o->scenario, "Scenario name in scenarios/ or a CSV path (default: default)");
   sub->add_option("--out", o->out, "Run folder to write (default results/<scenario>/<UTC timestamp>)");
@@ -134,8 +133,8 @@ void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
   sub->add_option("--max-memory", o->max_memory_gib,
                   "GiB a point may use; larger points get a skipped row (default: 75% of MemAvailable)");
   setting("--stages", "stages",
-          "Comma list of the stages to time and write (default all: keys,score,attend,step,cell,output,encoder,"
-          "decode, or the scenario row's)");
+          "Comma list of the stages to time and write (default: keys,score,attend,step,cell,output,encoder,"
+          "decode, or the scenario row's; train_step, one training step on one batch, only when named)");
   setting("--peer", "peer",
           "Also time every point with a peer, interleaved, its rows in the same files: torch (PyTorch eager, "
           "scripts/peer_torch.py; once per point whatever its impl), or none (default, or the scenario row's)");
@@ -143,6 +142,31 @@ void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
   sub->add_option("--shard", o->shard, "Run shard K of N (every N-th point from K); join with `attnbench merge`")
       ->capture_default_str();
   sub->add_flag("--quiet", o->quiet, "No progress line on stderr");
+}
+
+}  // namespace
+
+SweepPlan plan_run_sweep(const std::vector<std::string>& args, int shards) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App app{"attnbench run", "attnbench run"};
+  add_run_options(&app, o);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a vector back to front
+  app.parse(reversed);
+  const SweepOptions s = sweep_options(*o);
+  return {s.scenario, grid_to_json(s.grid), s.grid.size(),
+          shard_needs(s.grid, s.max_memory_bytes, shards)};
+}
+
+void setup_run(CLI::App& app, int& exit_code, const std::string& command_line) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "Time every scorer x stage over a grid and measure its attention shape.\n"
+      "With no grid flags it runs scenarios/default.csv. Each Problem flag takes a value, a list (8,32,128),\n"
+      "an arithmetic range (10:100:10, inclusive) or a geometric one (16:1024:*2); the grid is their product.\n"
+      "--stages, --repetitions, --min-time and --peer, when given, override every scenario row's setting.\n"
+      "Writes timing.csv, samples.csv, entropy.csv and meta.json to results/<scenario>/<UTC time>/ (or --out).");
+  add_run_options(sub, o);
   o->command_line = command_line;
   sub->callback([o, &exit_code] { exit_code = run_sweep(sweep_options(*o)); });
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -35,6 +36,7 @@ int exec_script(const char* script, const ScriptOptions& o) {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  ::setenv("ATTNBENCH_BINARY", args[4].c_str(), 1);  // the script's lists come from this binary
   ::execv(ATTNBENCH_PYTHON, argv.data());
   throw std::runtime_error(std::string("cannot run ") + ATTNBENCH_PYTHON + ": " + std::strerror(errno) +
                            " (scripts/test installs python3-matplotlib)");

@@ -118,8 +118,17 @@ void MatmulOp::run_with_bound_weights(const float* src, float* dst) {
 
 void MatmulOp::run_bound(float* dst) { execute(dst); }
 
+dnnl::primitive_attr scaled_attr(float scale, bool accumulate) {
+  dnnl::primitive_attr attr;
+  dnnl::post_ops ops;
+  if (scale != 1.f) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, scale, 0.f);
+  if (accumulate) ops.append_sum(1.f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, dnnl::algorithm activation)
-    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16) {
+    : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), params_(&params) {
   const dnnl::memory::desc src = plain_desc({rows, params.in});
   const dnnl::memory::desc matmul_src = plain_desc({rows, params.in}, input_type(ctx));
   const dnnl::memory::desc dst = plain_desc({rows, params.out});
@@ -130,8 +139,10 @@ LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& pa
   const dnnl::matmul::primitive_desc pd =
       matmul_pd(ctx, dnnl::matmul::desc(matmul_src, any_weights, bias, dst), eltwise_attr(activation));
   primitive_ = dnnl::matmul(pd);
-  const dnnl::memory given(user_weights, ctx.engine(), const_cast<float*>(params.weight.data()));
-  weights_ = reorder_into(ctx, given, pd.weights_desc());  // converts to bf16 on a bf16 context
+  given_weights_ = dnnl::memory(user_weights, ctx.engine(), const_cast<float*>(params.weight.data()));
+  weights_ = reorder_into(ctx, given_weights_, pd.weights_desc());  // converts to bf16 on a bf16 context
+  weights_reorder_ = dnnl::reorder(given_weights_, weights_);
+  reorder_args_ = {{DNNL_ARG_FROM, given_weights_}, {DNNL_ARG_TO, weights_}};
   src_ = unbound(ctx, src);
   dst_ = unbound(ctx, dst);
   if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src);
@@ -141,6 +152,14 @@ LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& pa
     std::copy(params.bias.begin(), params.bias.end(), static_cast<float*>(bias_.get_data_handle()));
     args_.emplace(DNNL_ARG_BIAS, bias_);
   }
+}
+
+void LinearOp::reload() {
+  if (!ctx_) return;  // never built
+  weights_reorder_.execute(ctx_->stream(), reorder_args_);
+  ctx_->stream().wait();
+  if (!params_->bias.empty())
+    std::copy(params_->bias.begin(), params_->bias.end(), static_cast<float*>(bias_.get_data_handle()));
 }
 
 void LinearOp::run(const float* x, float* y) {

@@ -92,12 +92,18 @@ class LinearOp {
            dnnl::algorithm activation = dnnl::algorithm::undef);
 
   void run(const float* x, float* y);
+  // Reads the weights and bias of the LinearParams given at construction again (after an
+  // optimizer changed them in place); allocates nothing.
+  void reload();
 
  private:
   OneDnnContext* ctx_ = nullptr;
   bool bf16_ = false;
+  const LinearParams* params_ = nullptr;
   dnnl::matmul primitive_;
-  dnnl::memory src_, weights_, bias_, dst_;
+  dnnl::reorder weights_reorder_;
+  dnnl::memory given_weights_, src_, weights_, bias_, dst_;
+  ExecArgs reorder_args_;
   Bf16Operand src_bf16_;
   ExecArgs args_;
 };
@@ -120,5 +126,8 @@ class BinaryAddOp {
 
 // Attributes with one eltwise post-op (alpha, beta as in oneDNN), or none for undef.
 dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha = 0.f, float beta = 0.f);
+
+// Attributes of a matmul that computes dst = scale * product (+ dst, when accumulate).
+dnnl::primitive_attr scaled_attr(float scale, bool accumulate);
 
 }  // namespace attnbench

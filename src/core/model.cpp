@@ -8,6 +8,10 @@ ScorerShape Model::scorer_shape() const {
 
 Model make_model(const Problem& p, ScorerFactory make_scorer) {
   ParamSource source(p.init, p.seed);
+  return make_model(source, p, make_scorer);
+}
+
+Model make_model(ParamSource& source, const Problem& p, ScorerFactory make_scorer) {
   Model m;
   m.problem = p;
   m.src_emb = make_embedding(source, p.vocab, p.emb_dim);

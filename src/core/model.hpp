@@ -35,5 +35,7 @@ struct Model {
 
 // Draws the whole model for p (p.init and p.seed choose the stream).
 Model make_model(const Problem& p, ScorerFactory make_scorer);
+// The same from `source`, which goes on where the model's draws end (e.g. gold targets next).
+Model make_model(ParamSource& source, const Problem& p, ScorerFactory make_scorer);
 
 }  // namespace attnbench

@@ -1,7 +1,9 @@
 #include "core/problem.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace attnbench {
@@ -21,7 +23,7 @@ std::uint64_t estimated_bytes(const Problem& p) {
   const double params = 2 * V * M                       // embeddings
                         + 2 * (3 * h * M + 3 * h * h + 6 * h)  // BiGRU
                         + h * D + D                      // bridge
-                        + A * (D + E + 1) + E * D        // scorer (largest of the family)
+                        + A * (D + E + 2) + E * D + D * L  // scorer (largest of the family)
                         + 3 * D * (M + E) + 3 * D * D + 6 * D  // GRU cell
                         + V * (D + E) + V;               // output layer
   const double activations = B * L * (M + 2 * E + 2 * A + 4)  // embedded source, H, keys, (B,L,A) scratch
@@ -43,16 +45,23 @@ std::uint64_t available_memory_bytes() {
 namespace {
 
 void require_positive(const char* flag, std::int64_t value) {
-  if (value <= 0)
-    throw std::invalid_argument(std::string(flag) + ": must be a positive whole number, got " +
-                                std::to_string(value));
+  if (value <= 0) throw std::invalid_argument(fmt::format("{}: must be a positive whole number, got {}", flag, value));
 }
 
 std::string gib(std::uint64_t bytes) {
-  std::ostringstream out;
-  out.precision(3);
-  out << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
-  return out.str();
+  return fmt::format("{:.3g} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+std::string field_text(const std::string& value) { return value; }
+template <typename T>
+  requires std::is_integral_v<T>
+std::string field_text(T value) {
+  return std::to_string(value);
+}
+template <typename E>
+  requires std::is_enum_v<E>
+std::string field_text(E value) {
+  return to_string(value);
 }
 
 }  // namespace
@@ -68,11 +77,11 @@ void validate_sizes(const Problem& p) {
   require_positive("--vocab", p.vocab);
   require_positive("--threads", p.threads);
   if (p.enc_dim % 2 != 0)
-    throw std::invalid_argument("--enc-dim: must be even (it is 2 x the bidirectional encoder's hidden size), got " +
-                                std::to_string(p.enc_dim));
+    throw std::invalid_argument(fmt::format(
+        "--enc-dim: must be even (it is 2 x the bidirectional encoder's hidden size), got {}", p.enc_dim));
   if (p.len_min < 0 || p.len_min > p.src_len)
-    throw std::invalid_argument("--len-min: must be between 1 and --src-len (" + std::to_string(p.src_len) +
-                                "), or 0 for no padding, got " + std::to_string(p.len_min));
+    throw std::invalid_argument(fmt::format(
+        "--len-min: must be between 1 and --src-len ({}), or 0 for no padding, got {}", p.src_len, p.len_min));
 }
 
 void validate(const Problem& p) {
@@ -80,23 +89,26 @@ void validate(const Problem& p) {
   const std::uint64_t need = estimated_bytes(p);
   const std::uint64_t have = available_memory_bytes();
   if (have != 0 && need > have * 3 / 4)
-    throw std::invalid_argument("problem too large: " + repro_flags(p) + " needs about " + gib(need) +
-                                " > 75% of available memory (" + gib(have) +
-                                "); reduce --batch, --src-len, --vocab or the dims");
+    throw std::invalid_argument(fmt::format(
+        "problem too large: {} needs about {} > 75% of available memory ({}); reduce --batch, --src-len, --vocab "
+        "or the dims",
+        repro_flags(p), gib(need), gib(have)));
 }
 
-std::string to_string(InitKind k) { return k == InitKind::torch ? "torch" : "fast"; }
-std::string to_string(DType d) { return d == DType::bf16 ? "bf16" : "f32"; }
-std::string to_string(Impl i) { return i == Impl::fused ? "fused" : "onednn"; }
+std::vector<std::pair<std::string, std::string>> field_values(const Problem& p) {
+  return {
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  {#name, field_text(p.name)},
+#include "core/problem_fields.def"
+  };
+}
 
 std::string repro_flags(const Problem& p) {
-  std::ostringstream out;
-  out << "--scorer " << p.scorer << " --batch " << p.batch << " --src-len " << p.src_len << " --tgt-len "
-      << p.tgt_len << " --emb-dim " << p.emb_dim << " --enc-dim " << p.enc_dim << " --dec-dim " << p.dec_dim
-      << " --attn-dim " << p.attn_dim << " --vocab " << p.vocab << " --threads " << p.threads << " --impl " << to_string(p.impl) << " --dtype "
-      << to_string(p.dtype) << " --seed " << p.seed << " --init " << to_string(p.init) << " --len-min "
-      << p.len_min;
-  return out.str();
+  std::vector<std::string> flags;
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  flags.push_back(fmt::format("{} {}", flag, field_text(p.name)));
+#include "core/problem_fields.def"
+  return fmt::format("{}", fmt::join(flags, " "));
 }
 
 }  // namespace attnbench

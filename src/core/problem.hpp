@@ -3,35 +3,21 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "core/choices.hpp"
 
 namespace attnbench {
 
-enum class InitKind { fast, torch };
-// How a step is computed: oneDNN primitives only, or the fused OpenMP + SIMD kernels
-// (scores, masked softmax and context in one pass over the source, no (B, L, A) tensor).
-enum class Impl { onednn, fused };
-// Input type of the oneDNN matmuls (bf16 accumulates in f32 and writes f32).
-enum class DType { f32, bf16 };
-
-// Sizes and settings of one encoder-decoder run. enc_dim is 2 x the encoder's
-// GRU hidden size (forward and backward states are concatenated).
+// Sizes and settings of one encoder-decoder run, one member per line of
+// core/problem_fields.def. enc_dim is 2 x the encoder's GRU hidden size (forward and
+// backward states are concatenated); len_min 0 means src_len (no padding).
 struct Problem {
-  std::string scorer = "additive";
-  std::int64_t batch = 2;
-  std::int64_t src_len = 10;
-  std::int64_t tgt_len = 5;
-  std::int64_t emb_dim = 16;
-  std::int64_t enc_dim = 16;
-  std::int64_t dec_dim = 20;
-  std::int64_t attn_dim = 32;
-  std::int64_t vocab = 100;
-  int threads = 1;
-  Impl impl = Impl::onednn;
-  DType dtype = DType::f32;
-  std::uint64_t seed = 0;
-  InitKind init = InitKind::fast;
-  std::int64_t len_min = 0;  // shortest source length; 0 means src_len (no padding)
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  cpp_type name = default_value;
+#include "core/problem_fields.def"
 
   std::int64_t enc_hidden() const { return enc_dim / 2; }
   std::int64_t effective_len_min() const { return len_min == 0 ? src_len : len_min; }
@@ -54,9 +40,13 @@ void validate_sizes(const Problem& p);
 // validate_sizes(), and refuses a point that would not fit in 75% of available memory.
 void validate(const Problem& p);
 
-std::string to_string(InitKind k);
-std::string to_string(DType d);
-std::string to_string(Impl i);
+// The word of an enum value: to_string(Impl::fused) == "fused".
+inline std::string to_string(Impl value) { return std::string(to_word(value)); }
+inline std::string to_string(DType value) { return std::string(to_word(value)); }
+inline std::string to_string(InitKind value) { return std::string(to_word(value)); }
+
+// Every field of p as text, in core/problem_fields.def order: {{"scorer", "dot"}, {"batch", "2"}, ...}.
+std::vector<std::pair<std::string, std::string>> field_values(const Problem& p);
 
 // A shell command that runs exactly this point again, e.g.
 // "attnbench probe --scorer dot --batch 2 ...".

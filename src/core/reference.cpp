@@ -141,5 +141,24 @@ DecodeTrace decode(const Model& m) {
   return trace;
 }
 
-}  // namespace attnbench::ref
+double decode_loss(const Model& m, std::span<const std::int64_t> gold, std::int64_t ignore) {
+  const DecodeTrace trace = decode(m);
+  const std::int64_t B = m.problem.batch, T = m.problem.tgt_len, V = m.problem.vocab;
+  double sum = 0.0;
+  std::int64_t counted = 0;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t target = gold[at(b * T + t)];
+      if (target == ignore) continue;
+      const double* row = trace.steps[at(t)].logits.data() + b * V;
+      double top = row[0];
+      for (std::int64_t v = 1; v < V; ++v) top = std::max(top, row[v]);
+      double total = 0.0;
+      for (std::int64_t v = 0; v < V; ++v) total += std::exp(row[v] - top);
+      sum += top + std::log(total) - row[target];
+      ++counted;
+    }
+  return counted ? sum / static_cast<double>(counted) : 0.0;
+}
 
+}  // namespace attnbench::ref

@@ -36,4 +36,8 @@ std::vector<double> gru_cell(std::span<const double> x, std::span<const double> 
 // The whole model (encoder, bridge, every decode step) in double.
 DecodeTrace decode(const Model& model);
 
+// F.cross_entropy(logits (B*T, V), gold (B*T)) of decode(model) in double: the mean over
+// the targets that are not `ignore` of -log softmax(logits)[target]; gold is (B, T) row-major.
+double decode_loss(const Model& model, std::span<const std::int64_t> gold, std::int64_t ignore);
+
 }  // namespace attnbench::ref

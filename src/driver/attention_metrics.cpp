@@ -1,5 +1,7 @@
 #include "driver/attention_metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,7 +10,6 @@
 #include <stdexcept>
 
 #include "core/attention_stats.hpp"
-#include "driver/schema.hpp"
 
 namespace attnbench {
 
@@ -54,11 +55,8 @@ double total_variation(std::span<const double> a, std::span<const double> b) {
   return 0.5 * sum;
 }
 
-std::string format_double(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
-  return buffer;
-}
+std::string metric_cell(double x) { return fmt::format("{:.9g}", x); }
+std::string metric_cell(std::int64_t n) { return std::to_string(n); }
 
 void check_shapes(const DecodeTrace& trace, std::span<const std::int64_t> lengths, std::int64_t batch,
                   std::int64_t src_len) {
@@ -155,15 +153,10 @@ double mean_entropy_difference(const DecodeTrace& trace, const DecodeTrace& base
 }
 
 std::vector<std::string> metric_cells(const AttentionMetrics& m) {
-  // Same order as schema::kEntropyValues; the static_assert catches a column added there only.
-  std::vector<std::string> cells = {
-      std::to_string(m.samples),          format_double(m.entropy_mean),      format_double(m.entropy_std),
-      format_double(m.entropy_min),       format_double(m.entropy_max),       format_double(m.entropy_norm_mean),
-      format_double(m.max_weight_mean),   format_double(m.support_mean),      format_double(m.drift_mean),
-      format_double(m.jacobian_fro_mean), format_double(m.score_std_mean),    format_double(m.mask_leak_max),
-      format_double(m.entropy_diff_f32)};
-  static_assert(schema::kEntropyValues.size() == 13, "metric_cells: update for the new entropy.csv column");
-  return cells;
+  return {
+#define ATTNBENCH_METRIC(column, cpp_type, unit, definition) metric_cell(m.column),
+#include "driver/metrics.def"
+  };
 }
 
 }  // namespace attnbench

@@ -1,9 +1,14 @@
 #include "driver/compare.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "driver/csv_io.hpp"
@@ -51,6 +56,20 @@ std::vector<std::size_t> key_columns(const CsvDocument& doc) {
   return columns;
 }
 
+// A run merged with --allow-mixed names each row's host; rows of several machines
+// would be matched on their key alone, so such a file is refused.
+void refuse_mixed_hosts(const CsvDocument& doc) {
+  const auto host = doc.column("host");
+  if (!host) return;
+  std::set<std::string> hosts;
+  for (const CsvRow& row : doc.rows) hosts.insert(row.cells[*host]);
+  if (hosts.size() > 1)
+    throw std::invalid_argument(doc.path.string() + ": rows measured on " + std::to_string(hosts.size()) +
+                                " hosts (" + *hosts.begin() + ", " + *std::next(hosts.begin()) +
+                                (hosts.size() > 2 ? ", ..." : "") +
+                                "; merged with --allow-mixed): compare would mix machines; split it by its host column");
+}
+
 TimingKey key_of(const CsvRow& row, const std::vector<std::size_t>& columns) {
   TimingKey key;
   for (std::size_t c : columns) key.push_back(row.cells[c]);
@@ -66,18 +85,14 @@ double parse_number(const CsvDocument& doc, const CsvRow& row, std::size_t colum
   return value;
 }
 
-std::string number(double x, const char* format = "%.9g") {
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, format, x);
-  return buffer;
-}
+std::string number(double x) { return fmt::format("{:.9g}", x); }
 
 // "12.3 us": a duration in ns with a unit that keeps 3-4 significant digits.
 std::string duration(double ns) {
-  if (ns < 1e3) return number(ns, "%.1f ns");
-  if (ns < 1e6) return number(ns / 1e3, "%.2f us");
-  if (ns < 1e9) return number(ns / 1e6, "%.2f ms");
-  return number(ns / 1e9, "%.3f s");
+  if (ns < 1e3) return fmt::format("{:.1f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.2f} us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.3f} s", ns / 1e9);
 }
 
 std::optional<double> p_value(const RunTables& old_run, const TimingKey& old_key, const RunTables& new_run,
@@ -127,6 +142,7 @@ RunTables load_run(const std::filesystem::path& path) {
   }
 
   const CsvDocument timing = read_csv(run.timing_path);
+  refuse_mixed_hosts(timing);
   const std::vector<std::size_t> keys = key_columns(timing);
   const std::size_t median = require_column(timing, kMedianColumn);
   const std::size_t status = require_column(timing, kStatusColumn);
@@ -191,11 +207,9 @@ CompareResult compare_to_baseline(const RunTables& run, std::string_view column,
     if (std::find(values.begin(), values.end(), e.key[index]) == values.end()) values.push_back(e.key[index]);
   }
   if (base.empty()) {
-    std::string known;
-    for (const std::string& v : values) known += (known.empty() ? "" : ", ") + v;
-    throw std::invalid_argument("--baseline " + std::string(baseline) + ": no ok rows with " + std::string(column) +
-                                " " + std::string(baseline) + " in " + run.timing_path.string() + " (" +
-                                std::string(column) + ": " + (known.empty() ? "none" : known) + ")");
+    const std::string known = values.empty() ? "none" : fmt::format("{}", fmt::join(values, ", "));
+    throw std::invalid_argument(fmt::format("--baseline {}: no ok rows with {} {} in {} ({}: {})", baseline, column,
+                                            baseline, run.timing_path.string(), column, known));
   }
 
   CompareResult result;
@@ -247,8 +261,8 @@ std::string format_table(const CompareResult& result) {
       for (std::size_t c : shown) line.push_back(row.key[c]);
       line.push_back(duration(row.old_median_ns));
       line.push_back(duration(row.new_median_ns));
-      line.push_back(number(row.ratio, "%.3f"));
-      line.push_back(row.p_value ? number(*row.p_value, "%.3g") : "-");
+      line.push_back(fmt::format("{:.3f}", row.ratio));
+      line.push_back(row.p_value ? fmt::format("{:.3g}", *row.p_value) : "-");
       line.push_back(!row.p_value ? "-" : row.significant ? "yes" : "no");
       cells.push_back(line);
     }
@@ -267,12 +281,12 @@ std::string format_table(const CompareResult& result) {
     }
   }
   for (const ScorerGeomean& g : result.geomeans)
-    out += "geomean new/old " + g.scorer + ": " + number(g.geomean_ratio, "%.3f") + " over " +
+    out += "geomean new/old " + g.scorer + ": " + fmt::format("{:.3f}", g.geomean_ratio) + " over " +
            std::to_string(g.rows) + (g.rows == 1 ? " row" : " rows") + "\n";
   if (result.only_old || result.only_new)
     out += "unmatched ok rows: " + std::to_string(result.only_old) + " only in OLD, " +
            std::to_string(result.only_new) + " only in NEW\n";
-  out += "significant: Mann-Whitney U two-sided p < " + number(result.alpha, "%g") + "\n";
+  out += "significant: Mann-Whitney U two-sided p < " + fmt::format("{:g}", result.alpha) + "\n";
   return out;
 }
 

@@ -14,7 +14,8 @@ constexpr double kCallOverhead = 2e-6;
 constexpr double kRepetitionOverhead = 1.5;
 
 double stage_seconds(const Problem& p, std::string_view stage) {
-  const double calls = stage == "decode" ? 4.0 * static_cast<double>(p.tgt_len) : 2.0;
+  const double T = static_cast<double>(p.tgt_len);
+  const double calls = stage == "decode" ? 4.0 * T : stage == "train_step" ? 12.0 * T : 2.0;
   return stage_cost(p, stage).flops / (kFlopsPerThread * p.threads) + calls * kCallOverhead;
 }
 }  // namespace

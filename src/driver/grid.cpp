@@ -1,5 +1,8 @@
 #include "driver/grid.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -24,7 +27,7 @@ struct Field {
 };
 
 template <auto Member>
-Field integer_field(std::string name) {
+Field int_field(std::string name) {
   using T = std::remove_cvref_t<decltype(std::declval<Problem&>().*Member)>;
   return {std::move(name),
           [](std::string_view spec, char sep) {
@@ -34,7 +37,7 @@ Field integer_field(std::string name) {
             } else {
               for (std::int64_t v : parse_int_spec(spec, sep)) {
                 if (!std::in_range<T>(v))
-                  throw std::invalid_argument("value " + std::to_string(v) + " is out of range");
+                  throw std::invalid_argument(fmt::format("value {} is out of range", v));
                 values.emplace_back(v);
               }
             }
@@ -49,54 +52,44 @@ Field integer_field(std::string name) {
           [](const Problem& p) { return std::to_string(p.*Member); }};
 }
 
-// Words checked against `allowed` ("fast, torch").
-std::vector<Value> choice(std::string_view spec, char sep, std::initializer_list<std::string_view> allowed,
-                          const char* what) {
-  std::vector<Value> values;
-  for (std::string& word : parse_word_spec(spec, sep)) {
-    if (std::find(allowed.begin(), allowed.end(), word) == allowed.end()) {
-      std::string known;
-      for (std::string_view a : allowed) known += (known.empty() ? "" : ", ") + std::string(a);
-      throw std::invalid_argument(std::string("unknown ") + what + " '" + word + "'; known: " + known);
-    }
-    values.emplace_back(std::move(word));
-  }
-  return values;
+// A word field: its words checked by parse_choice<E>() (core/choices.hpp).
+template <auto Member>
+Field enum_field(std::string name) {
+  using E = std::remove_cvref_t<decltype(std::declval<Problem&>().*Member)>;
+  return {std::move(name),
+          [](std::string_view spec, char sep) {
+            std::vector<Value> values;
+            for (std::string& word : parse_word_spec(spec, sep)) {
+              parse_choice<E>(word);
+              values.emplace_back(std::move(word));
+            }
+            return values;
+          },
+          [](Problem& p, const Value& v) { p.*Member = parse_choice<E>(std::get<std::string>(v)); },
+          [](const Problem& p) { return to_string(p.*Member); }};
 }
 
-// The one list of Problem fields, in Problem's order.
+// A text field; the scorer's words are checked against the scorer list ("all" means every one).
+template <auto Member>
+Field text_field(std::string name) {
+  return {std::move(name),
+          [](std::string_view spec, char sep) {
+            std::vector<Value> values;
+            const bool scorer = Member == &Problem::scorer;
+            for (std::string& word : scorer ? parse_scorer_spec(spec, sep) : parse_word_spec(spec, sep))
+              values.emplace_back(std::move(word));
+            return values;
+          },
+          [](Problem& p, const Value& v) { p.*Member = std::get<std::string>(v); },
+          [](const Problem& p) { return p.*Member; }};
+}
+
+// The one list of Problem fields (core/problem_fields.def), in its order.
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
-      {"scorer",
-       [](std::string_view spec, char sep) {
-         std::vector<Value> values;
-         for (std::string& name : parse_scorer_spec(spec, sep)) values.emplace_back(std::move(name));
-         return values;
-       },
-       [](Problem& p, const Value& v) { p.scorer = std::get<std::string>(v); },
-       [](const Problem& p) { return p.scorer; }},
-      integer_field<&Problem::batch>("batch"),
-      integer_field<&Problem::src_len>("src_len"),
-      integer_field<&Problem::tgt_len>("tgt_len"),
-      integer_field<&Problem::emb_dim>("emb_dim"),
-      integer_field<&Problem::enc_dim>("enc_dim"),
-      integer_field<&Problem::dec_dim>("dec_dim"),
-      integer_field<&Problem::attn_dim>("attn_dim"),
-      integer_field<&Problem::vocab>("vocab"),
-      integer_field<&Problem::threads>("threads"),
-      {"impl", [](std::string_view spec, char sep) { return choice(spec, sep, {"onednn", "fused"}, "impl"); },
-       [](Problem& p, const Value& v) { p.impl = std::get<std::string>(v) == "fused" ? Impl::fused : Impl::onednn; },
-       [](const Problem& p) { return to_string(p.impl); }},
-      {"dtype", [](std::string_view spec, char sep) { return choice(spec, sep, {"f32", "bf16"}, "data type"); },
-       [](Problem& p, const Value& v) { p.dtype = std::get<std::string>(v) == "bf16" ? DType::bf16 : DType::f32; },
-       [](const Problem& p) { return to_string(p.dtype); }},
-      integer_field<&Problem::seed>("seed"),
-      {"init", [](std::string_view spec, char sep) { return choice(spec, sep, {"fast", "torch"}, "init"); },
-       [](Problem& p, const Value& v) {
-         p.init = std::get<std::string>(v) == "torch" ? InitKind::torch : InitKind::fast;
-       },
-       [](const Problem& p) { return to_string(p.init); }},
-      integer_field<&Problem::len_min>("len_min"),
+#define ATTNBENCH_FIELD(name, flag, cpp_type, kind, default_value, decoder_only, description) \
+  kind##_field<&Problem::name>(#name),
+#include "core/problem_fields.def"
   };
   return table;
 }
@@ -107,11 +100,7 @@ const Field* find_field(std::string_view name) {
   return nullptr;
 }
 
-std::string known_fields() {
-  std::string known;
-  for (const std::string& name : problem_fields()) known += (known.empty() ? "" : ", ") + name;
-  return known;
-}
+std::string known_fields() { return fmt::format("{}", fmt::join(problem_fields(), ", ")); }
 
 // Identity of a point: every field but the scorer.
 std::string point_key(const Problem& p) {
@@ -121,7 +110,8 @@ std::string point_key(const Problem& p) {
   return key;
 }
 
-// validate_sizes() as a GridError: its message starts with the flag of the field at fault.
+}  // namespace
+
 void check_sizes(const Problem& p, std::size_t block) {
   try {
     validate_sizes(p);
@@ -139,6 +129,8 @@ void check_sizes(const Problem& p, std::size_t block) {
     throw GridError("", "", message, block);
   }
 }
+
+namespace {
 
 struct Dimension {
   const Field* field;
@@ -161,12 +153,6 @@ const std::vector<std::string>& problem_fields() {
     return out;
   }();
   return names;
-}
-
-std::vector<std::pair<std::string, std::string>> field_values(const Problem& p) {
-  std::vector<std::pair<std::string, std::string>> values;
-  for (const Field& f : fields()) values.emplace_back(f.name, f.get(p));
-  return values;
 }
 
 std::string flag_name(std::string_view field) {
@@ -201,8 +187,7 @@ Grid expand(const std::vector<GridBlock>& blocks, const Problem& defaults, char 
       }
       points *= dims.back().values.size();
       if (points > kMaxBlockPoints)
-        throw GridError(name, spec, "the block expands to more than " + std::to_string(kMaxBlockPoints) + " points",
-                        b);
+        throw GridError(name, spec, fmt::format("the block expands to more than {} points", kMaxBlockPoints), b);
     }
 
     // Odometer over dims: the last dimension varies fastest.

@@ -46,11 +46,12 @@ class GridError : public std::invalid_argument {
 // Names of the Problem fields, in Problem's order; they are the scenario column names.
 const std::vector<std::string>& problem_fields();
 
-// Every field of p as text, in problem_fields() order: {{"scorer", "dot"}, {"batch", "2"}, ...}.
-std::vector<std::pair<std::string, std::string>> field_values(const Problem& p);
-
 // "--src-len" for "src_len": the CLI flag of a field.
 std::string flag_name(std::string_view field);
+
+// validate_sizes() as a GridError naming the field, its value and the reason, e.g.
+// "--batch: bad value '0': must be a positive whole number"; `block` is for GridError::block().
+void check_sizes(const Problem& p, std::size_t block = 0);
 
 // Most points one block may expand to.
 inline constexpr std::size_t kMaxBlockPoints = 1000000;

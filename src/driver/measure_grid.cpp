@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "driver/csv_io.hpp"
 #include "driver/estimate.hpp"
 #include "driver/interrupt.hpp"
@@ -19,15 +22,9 @@ namespace attnbench {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 // Identifies a (point, scorer, impl) in timing.csv: the key columns but the stage.
 std::string measurement_id(const std::vector<std::string>& key_cells) {
-  return join(std::vector<std::string>(key_cells.begin(), key_cells.end() - 1), "\x1f");
+  return fmt::format("{}", fmt::join(key_cells.begin(), key_cells.end() - 1, "\x1f"));
 }
 
 // The stages in the folder's timing.csv of each measurement (point, scorer, impl).
@@ -49,8 +46,7 @@ std::set<std::string> written_entropy_keys(const std::filesystem::path& dir) {
   const CsvDocument doc = read_csv(dir / "entropy.csv");
   std::set<std::string> keys;
   for (const CsvRow& row : doc.rows)
-    keys.insert(join(std::vector<std::string>(row.cells.begin(), row.cells.begin() + schema::kEntropyKey.size()),
-                     "\x1f"));
+    keys.insert(fmt::format("{}", fmt::join(row.cells.begin(), row.cells.begin() + schema::kEntropyKey.size(), "\x1f")));
   return keys;
 }
 
@@ -71,9 +67,9 @@ GridPoint unfinished(const GridPoint& point, const StagesPresent& present, bool 
   return todo;
 }
 
-// " --stages a,b" when not every stage is timed, else "".
+// " --stages a,b" when the stages are not default_stages(), else "".
 std::string stages_flag(const BenchSettings& bench) {
-  return bench.stages == all_stages() ? "" : " --stages " + join(bench.stages, ",");
+  return bench.stages == default_stages() ? "" : " --stages " + fmt::format("{}", fmt::join(bench.stages, ","));
 }
 
 std::string repro_command(const Problem& p, const BenchSettings& bench) {
@@ -108,7 +104,7 @@ PointRows measure_ours(const GridPoint& todo, const SweepOptions& options, const
   for (const ScorerMeasurement& m : measure_point(todo, bench)) {
     Problem p = todo.problem;
     p.scorer = m.scorer;
-    const std::string entropy_id = join(entropy_key(p), "\x1f");
+    const std::string entropy_id = fmt::format("{}", fmt::join(entropy_key(p), "\x1f"));
     const PointRows one = measured_rows(p, m, roofline, repro_command(p, bench),
                                         !entropy_written.contains(entropy_id));
     entropy_written.insert(entropy_id);

@@ -1,5 +1,9 @@
 #include "driver/merge.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -14,34 +18,53 @@ namespace attnbench {
 
 namespace {
 
-// Throws when `field` (a JSON pointer) differs between two shards' meta.json.
+constexpr const char* kSameBuild = "shards must come from one scenario and build";
+constexpr const char* kSameMachine =
+    "timings of different machines do not mix (--allow-mixed keeps them, with the host in every row)";
+
+// Throws when `field` (a JSON pointer) differs between two shards' meta.json; `rule` ends the message.
 void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* field,
-                  const std::filesystem::path& first, const std::filesystem::path& other) {
+                  const std::filesystem::path& first, const std::filesystem::path& other, const char* rule) {
   const nlohmann::json::json_pointer pointer(field);
   const nlohmann::json x = a.contains(pointer) ? a[pointer] : nlohmann::json();
   const nlohmann::json y = b.contains(pointer) ? b[pointer] : nlohmann::json();
   if (x != y)
     throw std::invalid_argument(other.string() + ": " + std::string(field).substr(1) + " is " + y.dump() + " but " +
-                                first.string() + " has " + x.dump() + "; shards must come from one scenario and build");
+                                first.string() + " has " + x.dump() + "; " + rule);
+}
+
+// The "slurm" entry of an existing out/meta.json (a run from `attnbench submit`), or null.
+nlohmann::json read_submitted(const std::filesystem::path& out) {
+  std::ifstream in(out / "meta.json");
+  if (!in) return nullptr;
+  const nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
+  return meta.is_object() && meta.contains("slurm") ? meta["slurm"] : nlohmann::json(nullptr);
 }
 
 // Appends the rows of `file` in every shard to one text, each key (its first
-// `key_columns` cells) once.
-std::string merged_rows(const std::vector<std::filesystem::path>& shards, const char* file, std::size_t key_columns) {
+// `key_columns` cells) once. With `hosts` (one per shard), each row ends with its host.
+std::string merged_rows(const std::vector<std::filesystem::path>& shards, const char* file, std::size_t key_columns,
+                        const std::vector<std::string>& hosts) {
   std::string text;
   std::vector<std::string> header;
   std::set<std::vector<std::string>> seen;
-  for (const auto& dir : shards) {
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const std::filesystem::path& dir = shards[i];
     const CsvDocument doc = read_csv(dir / file);
     if (header.empty()) {
       header = doc.header;
-      text = csv_line(header);
+      std::vector<std::string> cells = header;
+      if (!hosts.empty()) cells.push_back("host");
+      text = csv_line(cells);
     } else if (doc.header != header) {
       throw std::invalid_argument((dir / file).string() + ": header differs from the first shard's");
     }
     for (const CsvRow& row : doc.rows) {
       std::vector<std::string> key(row.cells.begin(), row.cells.begin() + static_cast<std::ptrdiff_t>(key_columns));
-      if (seen.insert(key).second) text += csv_line(row.cells);
+      if (!seen.insert(key).second) continue;
+      std::vector<std::string> cells = row.cells;
+      if (!hosts.empty()) cells.push_back(hosts[i]);
+      text += csv_line(cells);
     }
   }
   return text;
@@ -51,30 +74,40 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
 std::string missing_shards(const std::set<std::string>& names) {
   const std::string& any = *names.begin();
   const int count = std::stoi(any.substr(any.find('/') + 1));
-  std::string missing;
+  std::vector<std::string> missing;
   for (int k = 1; k <= count; ++k) {
-    const std::string name = std::to_string(k) + "/" + std::to_string(count);
-    if (!names.contains(name)) missing += (missing.empty() ? "" : ", ") + name;
+    std::string name = fmt::format("{}/{}", k, count);
+    if (!names.contains(name)) missing.push_back(std::move(name));
   }
-  return missing;
+  return fmt::format("{}", fmt::join(missing, ", "));
 }
 
 }  // namespace
 
-void merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out) {
+nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
+                bool allow_mixed) {
   if (shards.empty()) throw std::invalid_argument("merge: give at least one run folder");
   std::vector<nlohmann::json> metas;
   for (const auto& dir : shards) metas.push_back(read_run_meta(dir));
-  for (std::size_t i = 1; i < shards.size(); ++i)
-    for (const char* field : {"/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/onednn_version",
-                              "/build/compiler", "/build/compiler_flags"})
-      require_same(metas[0], metas[i], field, shards[0], shards[i]);
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    for (const char* field : {"/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/compiler",
+                              "/build/compiler_flags"})
+      require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
+    if (!allow_mixed)
+      for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
+        require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
+  }
   if (std::filesystem::exists(out / "timing.csv"))
     throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
+  std::vector<std::string> hosts;  // with --allow-mixed: each shard's host, for every row
+  if (allow_mixed)
+    for (const nlohmann::json& meta : metas)
+      hosts.push_back(meta.value("/build/host"_json_pointer, std::string("unknown")));
 
-  const std::string timing = merged_rows(shards, "timing.csv", schema::kTimingKey.size());
-  const std::string samples = merged_rows(shards, "samples.csv", schema::kTimingKey.size() + 1);
-  const std::string entropy = merged_rows(shards, "entropy.csv", schema::kEntropyKey.size());
+  const std::string timing = merged_rows(shards, "timing.csv", schema::kTimingKey.size(), hosts);
+  const std::string samples = merged_rows(shards, "samples.csv", schema::kTimingKey.size() + 1, hosts);
+  const std::string entropy = merged_rows(shards, "entropy.csv", schema::kEntropyKey.size(), hosts);
+  const nlohmann::json submitted = read_submitted(out);
 
   std::error_code error;
   std::filesystem::create_directories(out, error);
@@ -86,7 +119,9 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const std::string shard = metas[i].value("shard", "1/1");
     meta["merged_from"].push_back({{"folder", shards[i].string()}, {"shard", shard},
-                                   {"status", metas[i].value("status", "")}});
+                                   {"status", metas[i].value("status", "")},
+                                   {"host", metas[i].value("/build/host"_json_pointer, std::string())},
+                                   {"cpu_model", metas[i].value("/build/cpu_model"_json_pointer, std::string())}});
     complete = complete && metas[i].value("status", "") == "complete";
     shard_names.insert(shard);
   }
@@ -94,10 +129,13 @@ void merge_runs(const std::vector<std::filesystem::path>& shards, const std::fil
   meta["status"] = complete && missing.empty() ? "complete" : "incomplete";
   if (!missing.empty()) meta["missing_shards"] = missing;
   meta.erase("shard");
+  meta["allow_mixed"] = allow_mixed;
+  if (!submitted.is_null()) meta["slurm"] = submitted;
   write_file_atomically(out / "samples.csv", samples);
   write_file_atomically(out / "entropy.csv", entropy);
   write_file_atomically(out / "timing.csv", timing);
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
+  return meta;
 }
 
 }  // namespace attnbench

@@ -1,6 +1,11 @@
 #include "driver/peer_torch.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <algorithm>
 #include <map>
@@ -31,13 +36,15 @@ std::vector<std::string> serve_argv(const PeerCommand& command) {
                                 " is missing or not executable (Debian: apt-get install python3-torch)");
   if (!std::filesystem::is_regular_file(command.script))
     throw std::invalid_argument("--peer torch: " + command.script.string() + " not found");
+  // The peer reads the lists (stages, columns) of this very binary (scripts/attnbench_lists.py).
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) ::setenv("ATTNBENCH_BINARY", self.c_str(), 1);
   return {command.python.string(), command.script.string(), "--serve"};
 }
 
 std::string joined(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
+  return fmt::format("{}", fmt::join(items, separator));
 }
 
 // Rows of one answer ("timing" or "samples") as cells, each `width` wide.

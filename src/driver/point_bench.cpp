@@ -2,12 +2,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 
 #include "core/harness.hpp"
 #include "driver/schema.hpp"
+#include "train/trainer.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -46,23 +48,43 @@ class SampleCollector final : public benchmark::BenchmarkReporter {
   std::map<std::string, std::vector<Sample>> samples;
 };
 
-// The work of one stage on a ready harness (encoded, keys prepared).
-std::function<void()> stage_work(Harness& h, std::string_view stage) {
-  if (stage == "keys") return [&h] { h.prepare_keys(); };
-  if (stage == "score") return [&h] { h.score(); };
-  if (stage == "attend") return [&h] { h.attend(); };
-  if (stage == "step") return [&h] { h.score_and_attend(); };
-  if (stage == "cell") return [&h] { h.cell(0); };
-  if (stage == "output") return [&h] { h.output(); };
-  if (stage == "encoder") return [&h] { h.encode(); };
-  if (stage == "decode") return [&h] { h.decode(); };
-  throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
-}
-
 struct ScorerRig {
   Model model;
   std::unique_ptr<Harness> harness;
+  Model training_model;  // a copy the train_step stage trains (Adam changes it in place)
+  std::unique_ptr<Trainer> trainer;
 };
+
+// The work of each stage of driver/stages.def on a ready rig (harness encoded, keys
+// prepared; trainer built when train_step is timed), named work_<stage>.
+void work_keys(ScorerRig& r) { r.harness->prepare_keys(); }
+void work_score(ScorerRig& r) { r.harness->score(); }
+void work_attend(ScorerRig& r) { r.harness->attend(); }
+void work_step(ScorerRig& r) { r.harness->score_and_attend(); }
+void work_cell(ScorerRig& r) { r.harness->cell(0); }
+void work_output(ScorerRig& r) { r.harness->output(); }
+void work_encoder(ScorerRig& r) { r.harness->encode(); }
+void work_decode(ScorerRig& r) { r.harness->decode(); }
+void work_train_step(ScorerRig& r) { r.trainer->step(); }  // forward, loss, backward, clip, Adam
+
+std::function<void()> stage_work(ScorerRig& rig, std::string_view stage) {
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  if (stage == #name) return [&rig] { work_##name(rig); };
+#include "driver/stages.def"
+  throw std::invalid_argument("unknown stage '" + std::string(stage) + "'");
+}
+
+// The train_step stage's trainer for p: the model, src and tgt as `probe --steps T` draws
+// them, then gold = randint(0, vocab, (B, T)), as `attnbench grad` and the PyTorch peer.
+std::unique_ptr<Trainer> make_trainer(OneDnnContext& ctx, const Problem& p, Model& model) {
+  ParamSource source(p.init, p.seed);
+  model = make_model(source, p, find_scorer(p.scorer).make);
+  std::vector<std::int64_t> gold(static_cast<std::size_t>(p.batch * p.tgt_len));
+  source.randint(gold, 0, p.vocab);
+  auto trainer = std::make_unique<Trainer>(ctx, model, std::move(gold), TrainOptions{});
+  trainer->step();  // warm-up, like the traced decode of the other stages
+  return trainer;
+}
 
 // The traced decode of p computed in f32 (same seed, init and sizes) on a context and
 // model of its own, which are freed before returning.
@@ -87,6 +109,8 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
     rigs[i].model = make_model(p, find_scorer(p.scorer).make);
     rigs[i].harness = std::make_unique<Harness>(ctx, rigs[i].model);
     const DecodeTrace trace = rigs[i].harness->run_traced();
+    if (std::find(settings.stages.begin(), settings.stages.end(), "train_step") != settings.stages.end())
+      rigs[i].trainer = make_trainer(ctx, p, rigs[i].training_model);
     results[i].scorer = p.scorer;
     results[i].metrics = measure_attention(trace, rigs[i].model.lengths, p.batch, p.src_len);
     if (p.dtype != DType::f32)
@@ -98,7 +122,7 @@ std::vector<ScorerMeasurement> measure_point(const GridPoint& point, const Bench
     for (const std::string& stage : settings.stages) {
       const std::string name = std::to_string(i) + "/" + stage;
       benchmark::RegisterBenchmark(name.c_str(),
-                                   [work = stage_work(*rigs[i].harness, stage)](benchmark::State& state) {
+                                   [work = stage_work(rigs[i], stage)](benchmark::State& state) {
                                      for (auto _ : state) work();
                                    })
           ->UseRealTime()

@@ -1,5 +1,7 @@
 #include "driver/progress.hpp"
 
+#include <fmt/format.h>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,14 +10,9 @@ namespace attnbench {
 
 std::string format_duration(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
-  char text[32];
-  if (s >= 3600)
-    std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s % 3600 / 60);
-  else if (s >= 60)
-    std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
-  else
-    std::snprintf(text, sizeof text, "%lds", s);
-  return text;
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
 }
 
 Progress::Progress(bool quiet, double total_estimate_seconds, std::size_t total_points)

@@ -1,21 +1,17 @@
 #include "driver/result_rows.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cstdio>
 
 #include "driver/cost_model.hpp"
 #include "driver/csv_io.hpp"
-#include "driver/grid.hpp"
 #include "driver/schema.hpp"
 #include "driver/statistics.hpp"
 
 namespace attnbench {
 
-std::string number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", x);
-  return text;
-}
+std::string number(double x) { return fmt::format("{:.9g}", x); }
 
 namespace {
 
@@ -63,7 +59,7 @@ std::string timing_row(const Problem& p, std::string_view stage, const std::vect
   }
   const SampleStats stats = summarize(ns);
   const StageCost cost = stage_cost(p, stage);
-  const double per_step = is_sequence_stage(stage) ? stats.median / static_cast<double>(p.tgt_len) : stats.median;
+  const double per_step = schema::is_sequence_stage(stage) ? stats.median / static_cast<double>(p.tgt_len) : stats.median;
   const double gflops = cost.flops / stats.median, gbps = cost.bytes / stats.median;  // per ns = G per s
   const std::string pct = roofline ? number(roofline->percent(p.threads, p.dtype, cost, stats.median)) : "";
   const std::string bound = roofline ? roofline->bound(p.threads, p.dtype, cost) : "";

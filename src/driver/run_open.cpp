@@ -25,10 +25,10 @@ void refuse_unless_forced(const std::string& mismatch, bool force) {
 
 }  // namespace
 
-OpenedRun open_run(const SweepOptions& options, const nlohmann::json& machine) {
+OpenedRun open_run(const SweepOptions& options, const nlohmann::json& machine, bool with_peer) {
   if (options.resumed) refuse_unless_forced(resume_mismatch(*options.resumed, machine), options.force);
   std::unique_ptr<TorchPeer> peer;
-  if (options.peer) {
+  if (options.peer && with_peer) {
     peer = std::make_unique<TorchPeer>(*options.peer);
     if (options.resumed) refuse_unless_forced(peer_mismatch(*options.resumed, *peer), options.force);
   }

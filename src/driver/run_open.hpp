@@ -19,8 +19,9 @@ struct OpenedRun {
 
 // With --resume, refuses (std::invalid_argument, unless options.force) a run made on
 // another host, oneDNN or commit (`machine`: build_and_machine()) or with another torch
-// version; starts the peer before the folder, so that a peer that cannot start leaves
-// nothing behind; then creates the folder (or reopens it for appending).
-OpenedRun open_run(const SweepOptions& options, const nlohmann::json& machine);
+// version; starts the peer (options.peer) when `with_peer`, before the folder, so that a
+// peer that cannot start leaves nothing behind; then creates the folder (or reopens it
+// for appending).
+OpenedRun open_run(const SweepOptions& options, const nlohmann::json& machine, bool with_peer);
 
 }  // namespace attnbench

@@ -7,15 +7,12 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace attnbench {
 
 namespace {
-
-std::string joined(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
 
 std::string checked_name(std::string_view text) {
   const bool ok = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
@@ -32,7 +29,7 @@ std::vector<std::string> stage_list(std::string_view text, char separator) {
     const std::size_t end = std::min(text.find(separator, start), text.size());
     const std::string name(text.substr(start, end - start));
     if (std::find(schema::kStages.begin(), schema::kStages.end(), name) == schema::kStages.end())
-      throw std::invalid_argument("unknown stage '" + name + "'; known: " + joined(all_stages(), ", "));
+      throw std::invalid_argument("unknown stage '" + name + "'; known: " + fmt::format("{}", fmt::join(all_stages(), ", ")));
     named.push_back(name);
     if (end == text.size()) break;
     start = end + 1;
@@ -90,7 +87,7 @@ void set_setting(PointSettings& settings, std::string_view name, std::string_vie
   else if (name == "peer")
     settings.peer = peer(text);
   else
-    throw std::invalid_argument("unknown setting; known: " + joined(setting_names(), ", "));
+    throw std::invalid_argument("unknown setting; known: " + fmt::format("{}", fmt::join(setting_names(), ", ")));
 }
 
 }  // namespace attnbench

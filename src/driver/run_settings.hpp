@@ -11,14 +11,23 @@
 
 namespace attnbench {
 
-// Every timed stage, in schema order: {"keys", "score", ..., "decode"}.
+// Every timed stage, in schema order: {"keys", "score", ..., "decode", "train_step"}.
 inline std::vector<std::string> all_stages() { return {schema::kStages.begin(), schema::kStages.end()}; }
+
+// The stages timed when --stages is not given, in schema order: every stage of
+// driver/stages.def but the opt-in ones ({"keys", "score", ..., "decode"}; train_step only on request).
+inline std::vector<std::string> default_stages() {
+  std::vector<std::string> stages;
+  for (std::string_view stage : schema::kStages)
+    if (schema::is_default_stage(stage)) stages.emplace_back(stage);
+  return stages;
+}
 
 // What Google Benchmark runs at a point.
 struct BenchSettings {
   int repetitions = 5;
   double min_time = 0.05;                          // seconds per repetition
-  std::vector<std::string> stages = all_stages();  // the stages to time, in schema order
+  std::vector<std::string> stages = default_stages();  // the stages to time, in schema order
 
   bool operator==(const BenchSettings&) const = default;
 };

@@ -8,6 +8,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "driver/csv_io.hpp"
 #include "driver/sweep_plan.hpp"
 
@@ -23,12 +26,6 @@ std::string trim(std::string_view s) {
   const std::size_t first = s.find_first_not_of(" \t\r");
   if (first == std::string_view::npos) return {};
   return std::string(s.substr(first, s.find_last_not_of(" \t\r") - first + 1));
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 // A non-empty cell: its text and where it is written ("file:line").
@@ -100,7 +97,7 @@ class RowReader {
     for (const std::string& cell : doc.header) {
       const std::string name = trim(cell);
       if (std::find(known.begin(), known.end(), name) == known.end())
-        throw CsvError(doc.where(doc.header_line) + ": unknown column '" + name + "'; known: " + joined(known));
+        throw CsvError(doc.where(doc.header_line) + ": unknown column '" + name + "'; known: " + fmt::format("{}", fmt::join(known, ", ")));
       if (std::find(columns.begin(), columns.end(), name) != columns.end())
         throw CsvError(doc.where(doc.header_line) + ": column '" + name + "' appears twice");
       columns.push_back(name);
@@ -134,7 +131,7 @@ std::string differences(const PointSettings& a, const PointSettings& b) {
   if (a.bench.repetitions != b.bench.repetitions) names.emplace_back("repetitions");
   if (a.bench.min_time != b.bench.min_time) names.emplace_back("min_time");
   if (a.peer != b.peer) names.emplace_back("peer");
-  return joined(names);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // Identity of a point: every field but the scorer.

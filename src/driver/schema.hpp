@@ -1,5 +1,5 @@
-// Column lists of the output files (shared/spec/csv-schema.md), written once.
-// A new column is one entry here plus its value where the row is built.
+// Column lists of the output files (shared/spec/csv-schema.md) and the stage list, as
+// arrays: read from driver/columns.def, driver/metrics.def and driver/stages.def.
 #pragma once
 
 #include <array>
@@ -8,28 +8,51 @@
 namespace attnbench::schema {
 
 // Columns that identify a timing measurement; --resume and compare match on them.
-inline constexpr std::array<std::string_view, 13> kTimingKey = {
-    "scorer", "impl", "dtype", "threads", "batch", "src_len", "tgt_len",
-    "emb_dim", "enc_dim", "dec_dim", "attn_dim", "vocab", "stage"};
+inline constexpr auto kTimingKey = std::to_array<std::string_view>({
+#define ATTNBENCH_TIMING_KEY(column) #column,
+#include "driver/columns.def"
+});
 
-// `bound` is "compute" or "memory": which roof of the roofline limits the row's stage.
-inline constexpr std::array<std::string_view, 17> kTimingValues = {
-    "repetitions", "iterations", "median_ns", "mean_ns", "stddev_ns", "cv", "min_ns", "max_ns",
-    "ns_per_step", "flops", "bytes", "gflops", "gbps", "roofline_pct", "bound", "status", "repro"};
+inline constexpr auto kTimingValues = std::to_array<std::string_view>({
+#define ATTNBENCH_TIMING_VALUE(column, unit, definition) #column,
+#include "driver/columns.def"
+});
 
-inline constexpr std::array<std::string_view, 3> kSampleValues = {"repetition", "iterations", "ns"};
+inline constexpr auto kSampleValues = std::to_array<std::string_view>({
+#define ATTNBENCH_SAMPLE_VALUE(column, unit, definition) #column,
+#include "driver/columns.def"
+});
 
-inline constexpr std::array<std::string_view, 11> kEntropyKey = {
-    "scorer", "dtype", "batch", "src_len", "tgt_len", "enc_dim", "dec_dim", "attn_dim", "init", "seed", "len_min"};
+inline constexpr auto kEntropyKey = std::to_array<std::string_view>({
+#define ATTNBENCH_ENTROPY_KEY(column) #column,
+#include "driver/columns.def"
+});
 
-// `entropy_diff_f32`: mean entropy of a bf16 row minus that of the same point in f32 (0 for f32).
-inline constexpr std::array<std::string_view, 13> kEntropyValues = {
-    "samples", "entropy_mean", "entropy_std", "entropy_min", "entropy_max", "entropy_norm_mean",
-    "max_weight_mean", "support_mean", "drift_mean", "jacobian_fro_mean", "score_std_mean", "mask_leak_max",
-    "entropy_diff_f32"};
+inline constexpr auto kEntropyValues = std::to_array<std::string_view>({
+#define ATTNBENCH_METRIC(column, cpp_type, unit, definition) #column,
+#include "driver/metrics.def"
+});
 
 // Timed stages, in the order a point reports them.
-inline constexpr std::array<std::string_view, 8> kStages = {"keys",  "score",  "attend",  "step",
-                                                            "cell",  "output", "encoder", "decode"};
+inline constexpr auto kStages = std::to_array<std::string_view>({
+#define ATTNBENCH_STAGE(name, per, timing, description) #name,
+#include "driver/stages.def"
+});
+
+// Whether `stage` is timed once per sequence (its ns_per_step divides by tgt_len).
+constexpr bool is_sequence_stage(std::string_view stage) {
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  if (stage == #name) return std::string_view(#per) == "sequence";
+#include "driver/stages.def"
+  return false;
+}
+
+// Whether `stage` is timed when --stages is not given (train_step is opt-in).
+constexpr bool is_default_stage(std::string_view stage) {
+#define ATTNBENCH_STAGE(name, per, timing, description) \
+  if (stage == #name) return std::string_view(#timing) == "by_default";
+#include "driver/stages.def"
+  return false;
+}
 
 }  // namespace attnbench::schema

@@ -1,5 +1,7 @@
 #include "driver/summary.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -52,32 +54,18 @@ std::string summary_table(const std::filesystem::path& run_dir) {
 
   std::string out = "Per-step attention time (stage `step`: score + masked softmax + context), median over the\n"
                     "run's other sizes and thread counts, in microseconds; H/ln L = mean normalized entropy.\n";
-  char cell[64];
   const int name_width = by_impl ? 24 : 16;
-  std::snprintf(cell, sizeof cell, "%-*s", name_width, by_impl ? "scorer/impl" : "scorer");
-  out += cell;
-  for (long length : lengths) {
-    std::snprintf(cell, sizeof cell, " %12s", ("L=" + std::to_string(length)).c_str());
-    out += cell;
-  }
+  out += fmt::format("{:<{}}", by_impl ? "scorer/impl" : "scorer", name_width);
+  for (long length : lengths) out += fmt::format(" {:>12}", fmt::format("L={}", length));
   out += "      H/ln L\n";
   for (const std::string& name : names) {
-    std::snprintf(cell, sizeof cell, "%-*s", name_width, name.c_str());
-    out += cell;
+    out += fmt::format("{:<{}}", name, name_width);
     for (long length : lengths) {
       const auto& samples = step_ns[name][length];
-      if (samples.empty())
-        std::snprintf(cell, sizeof cell, " %12s", "-");
-      else
-        std::snprintf(cell, sizeof cell, " %12.2f", summarize(samples).median / 1000.0);
-      out += cell;
+      out += samples.empty() ? fmt::format(" {:>12}", "-") : fmt::format(" {:12.2f}", summarize(samples).median / 1000.0);
     }
     const auto& h = norm_entropy[name.substr(0, name.find('/'))];
-    if (h.empty())
-      std::snprintf(cell, sizeof cell, " %11s\n", "-");
-    else
-      std::snprintf(cell, sizeof cell, " %11.4f\n", summarize(h).mean);
-    out += cell;
+    out += h.empty() ? fmt::format(" {:>11}\n", "-") : fmt::format(" {:11.4f}\n", summarize(h).mean);
   }
   return out;
 }

@@ -104,7 +104,8 @@ int run_sweep(const SweepOptions& options) {
   }
 
   const nlohmann::json machine = build_and_machine();
-  OpenedRun run = open_run(options, machine);
+  const std::vector<bool> peer_here = peer_points(grid);
+  OpenedRun run = open_run(options, machine, std::find(peer_here.begin(), peer_here.end(), true) != peer_here.end());
   const std::optional<Roofline> roofline = load_roofline(options.machine_json);
   RunMetaFile meta(options.out_dir,
                    options.resumed ? *options.resumed : new_run_meta(options, grid.size(), machine, run.peer.get()),

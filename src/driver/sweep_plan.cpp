@@ -6,6 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "driver/estimate.hpp"
 #include "driver/peer_torch.hpp"
 #include "driver/progress.hpp"
@@ -14,16 +17,10 @@ namespace attnbench {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 // A point's problem as the peer sees it: the same for every impl of it.
 std::string peer_problem_id(Problem p) {
   p.scorer.clear();
-  return join(peer_timing_key(p, ""), "\x1f");
+  return fmt::format("{}", fmt::join(peer_timing_key(p, ""), "\x1f"));
 }
 
 }  // namespace
@@ -82,7 +79,7 @@ void print_plan(const Grid& grid, std::uint64_t max_memory) {
     char memory[32];
     std::snprintf(memory, sizeof memory, "%.3g GiB", gib(bytes));
     std::printf("%5zu  %-80s  %-40s  %9s  %9s%s\n", i + 1, describe_point(grid[i]).c_str(),
-                (join(grid[i].scorers, ",") + (peer_here[i] ? " + torch" : "")).c_str(), memory,
+                (fmt::format("{}", fmt::join(grid[i].scorers, ",")) + (peer_here[i] ? " + torch" : "")).c_str(), memory,
                 format_duration(t).c_str(), bytes > max_memory ? "  (skipped: over --max-memory)" : "");
   }
   std::printf("total: %zu points, about %s%s\n", grid.size(), format_duration(seconds).c_str(),

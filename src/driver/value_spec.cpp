@@ -1,5 +1,8 @@
 #include "driver/value_spec.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
@@ -132,7 +135,7 @@ std::vector<std::string> parse_scorer_spec(std::string_view text, char list_sepa
     }
     const auto& table = scorer_table();
     if (std::none_of(table.begin(), table.end(), [&](const ScorerInfo& info) { return word == info.name; }))
-      throw std::invalid_argument("unknown scorer '" + word + "'; known: all, " + scorer_names());
+      throw std::invalid_argument(fmt::format("unknown scorer '{}'; known: all, {}", word, scorer_names()));
     add(word);
   }
   return names;

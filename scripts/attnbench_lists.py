@@ -9,7 +9,9 @@ metric").
     stage_names(binary=None)           ["keys", "score", ...] in report order
     sequence_stages(binary=None)       the stages timed once per sequence (ns_per_step = median / tgt_len)
     field_names(binary=None)           the Problem fields in flag order
-    columns(binary, "timing.csv")      key + values of that file
+    task_names(binary=None)            the tasks of `attnbench train`: ["copy", ...]
+    columns(binary, "timing.csv")      key + values of that file (also samples.csv, entropy.csv,
+                                       train.csv, train_final.csv, train_attention.csv)
     key_columns(binary, "timing.csv")  its key columns
     value_columns(binary, "timing.csv")
 
@@ -73,6 +75,10 @@ def sequence_stages(binary: Optional[str] = None) -> List[str]:
 
 def field_names(binary: Optional[str] = None) -> List[str]:
     return [f["name"] for f in lists(binary)["fields"]]
+
+
+def task_names(binary: Optional[str] = None) -> List[str]:
+    return [t["name"] for t in lists(binary)["tasks"]]
 
 
 def key_columns(binary: Optional[str], file: str) -> List[str]:

@@ -44,6 +44,7 @@ import matplotlib.ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
+import train_figures  # noqa: E402  (scripts/, beside this file)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attnbench_lists  # noqa: E402  (the binary's lists of scorers, stages and columns)
 
@@ -727,6 +728,8 @@ def main(argv):
     if bad or not formats:
         print(f"plot.py: --format: bad value '{args.format}': expected a comma list of png, svg", file=sys.stderr)
         return 2
+    if train_figures.is_train_run(args.run):  # an `attnbench train` folder: its own figures
+        return train_figures.plot_main(args.run, args.out or os.path.join(args.run, "figures"), formats)
     try:
         run = load_run(args.run)
     except (OSError, ValueError, KeyError) as error:

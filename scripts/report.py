@@ -31,6 +31,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot  # noqa: E402  (scripts/plot.py, beside this file)
+import train_figures  # noqa: E402  (scripts/train_figures.py)
 
 NOT_MEASURED = "not measured in this run"
 
@@ -494,6 +495,8 @@ def main(argv):
     parser.add_argument("run", help="run folder (timing.csv, samples.csv, entropy.csv, meta.json)")
     parser.add_argument("--attnbench", help="the attnbench binary, for the heatmaps' probes (default build/attnbench)")
     args = parser.parse_args(argv[1:])
+    if train_figures.is_train_run(args.run):  # an `attnbench train` folder: table, findings, figures
+        return train_figures.report_main(args.run)
     try:
         run = plot.load_run(args.run)
     except (OSError, ValueError, KeyError) as error:

@@ -93,3 +93,11 @@ def test_every_metric_has_a_unit_entry_and_a_definition():
     for m in lists["metrics"]:
         assert m["definition"] and lists["units"][m["column"]] == m["unit"]
     assert lists["units"]["median_ns"] == "ns"
+
+
+def test_every_listed_task_is_accepted_and_no_other():
+    tasks = attnbench_lists.task_names(BINARY)
+    assert "reverse" in tasks and "recall" in tasks
+    for name in tasks:
+        assert attnbench("train", "--task", name, "--dry-run").returncode == 0, name
+    assert attnbench("train", "--task", "not_a_task", "--dry-run").returncode == 2

@@ -13,6 +13,8 @@ void setup_probe(CLI::App& app, int& exit_code);
 void setup_grad(CLI::App& app, int& exit_code);
 // `command_line` is recorded in the run's meta.json.
 void setup_run(CLI::App& app, int& exit_code, const std::string& command_line);
+// `command_line` is recorded in the run's meta.json.
+void setup_train(CLI::App& app, int& exit_code, const std::string& command_line);
 void setup_compare(CLI::App& app, int& exit_code);
 void setup_merge(CLI::App& app, int& exit_code);
 void setup_plot(CLI::App& app, int& exit_code);

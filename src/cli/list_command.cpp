@@ -115,9 +115,30 @@ nlohmann::ordered_json files_json() {
 #include "driver/columns.def"
 #define ATTNBENCH_METRIC(column, cpp_type, unit, definition) entropy_values.push_back(#column);
 #include "driver/metrics.def"
+  nlohmann::ordered_json train_key = nlohmann::ordered_json::array(), curve_values = nlohmann::ordered_json::array(),
+                         final_values = nlohmann::ordered_json::array(),
+                         attention_values = nlohmann::ordered_json::array();
+#define ATTNBENCH_TRAIN_KEY(column) train_key.push_back(#column);
+#define ATTNBENCH_TRAIN_CURVE(column, unit, definition) curve_values.push_back(#column);
+#define ATTNBENCH_TRAIN_FINAL(column, unit, definition) final_values.push_back(#column);
+#define ATTNBENCH_TRAIN_ATTENTION(column, unit, definition) attention_values.push_back(#column);
+#include "driver/train_columns.def"
   return {{"timing.csv", {{"key", timing_key}, {"values", timing_values}}},
           {"samples.csv", {{"key", timing_key}, {"values", sample_values}}},
-          {"entropy.csv", {{"key", entropy_key}, {"values", entropy_values}}}};
+          {"entropy.csv", {{"key", entropy_key}, {"values", entropy_values}}},
+          {"train.csv", {{"key", train_key}, {"values", curve_values}}},
+          {"train_final.csv", {{"key", train_key}, {"values", final_values}}},
+          {"train_attention.csv", {{"key", train_key}, {"values", attention_values}}}};
+}
+
+// The tasks of `attnbench train` (train/tasks.def) in list order.
+nlohmann::ordered_json tasks_json() {
+  nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
+#define ATTNBENCH_TASK(name, min_src_len, target_len, description) \
+  tasks.push_back({{"name", #name}, {"min_src_len", min_src_len}, {"description", description}});
+#include "train/tasks.def"
+#undef ATTNBENCH_TASK
+  return tasks;
 }
 
 nlohmann::ordered_json metrics_json() {
@@ -136,6 +157,9 @@ nlohmann::ordered_json units_json() {
 #include "driver/columns.def"
 #define ATTNBENCH_METRIC(column, cpp_type, unit, definition) units[#column] = unit;
 #include "driver/metrics.def"
+#define ATTNBENCH_TRAIN_CURVE(column, unit, definition) units[#column] = unit;
+#define ATTNBENCH_TRAIN_FINAL(column, unit, definition) units[#column] = unit;
+#include "driver/train_columns.def"
   return units;
 }
 
@@ -146,6 +170,7 @@ int run_list_json() {
                                 {"dtypes", choice_words<DType>()},
                                 {"impls", choice_words<Impl>()},
                                 {"inits", choice_words<InitKind>()},
+                                {"tasks", tasks_json()},
                                 {"files", files_json()},
                                 {"metrics", metrics_json()},
                                 {"units", units_json()}};

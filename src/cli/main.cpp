@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   std::string command_line = "attnbench";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   attnbench::setup_run(app, exit_code, command_line);
+  attnbench::setup_train(app, exit_code, command_line);
   attnbench::setup_compare(app, exit_code);
   attnbench::setup_merge(app, exit_code);
   attnbench::setup_plot(app, exit_code);

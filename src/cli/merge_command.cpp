@@ -1,4 +1,4 @@
-// `attnbench merge`: joins the folders of `run --shard K/N` into one run folder.
+// `attnbench merge`: joins the folders of `run --shard K/N` (or `train --shard K/N`) into one run folder.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -21,12 +21,15 @@ struct MergeOptions {
 int run_merge(const MergeOptions& o) {
   const std::vector<std::filesystem::path> shards(o.shards.begin(), o.shards.end());
   const nlohmann::json meta = merge_runs(shards, o.out, o.allow_mixed);
-  std::cout << summary_table(o.out) << "merged " << shards.size() << " folders into " << o.out << "\n";
+  const bool train = meta.value("kind", std::string()) == "train";
+  if (!train) std::cout << summary_table(o.out);
+  std::cout << "merged " << shards.size() << " folders into " << o.out << "\n";
   if (meta.value("status", "") != "complete")
     std::cerr << "attnbench: warning: the merged run is incomplete"
               << (meta.contains("missing_shards") ? " (missing shards: " + meta["missing_shards"].get<std::string>() + ")"
                                                    : " (a shard was interrupted)")
-              << "; the missing points can be run with --resume " << o.out << "\n";
+              << "; the missing " << (train ? "trainings can be run with `attnbench train" : "points can be run with `attnbench run")
+              << " --resume " << o.out << "`\n";
   return 0;
 }
 }  // namespace
@@ -34,7 +37,7 @@ int run_merge(const MergeOptions& o) {
 void setup_merge(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<MergeOptions>();
   CLI::App* sub = app.add_subcommand(
-      "merge", "Join shard run folders (from `run --shard K/N`) into one; they must share scenario and build");
+      "merge", "Join shard run folders (from `run` or `train --shard K/N`) into one; they must share scenario and build");
   sub->add_option("runs", o->shards, "Shard run folders")->required();
   sub->add_option("--out", o->out, "Folder to write the merged run to")->required();
   sub->add_flag("--allow-mixed", o->allow_mixed,

@@ -35,6 +35,7 @@ void print_run_state(const RunState& run, std::ostream& out) {
   out << "run " << run.dir.string() << ": " << run.shard_count << " shards of " << points << " points; status "
       << run_status
       << (run.slurm_answered ? "" : "; Slurm did not answer (squeue, sacct): states from the shard folders") << "\n";
+  const bool train = run.meta.contains("slurm") && run.meta["slurm"].value("sweep", std::string()) == "train";
   char line[512];
   std::snprintf(line, sizeof line, "%-8s %-8s %-50s %-12s %8s\n", "shard", "state", "slurm job", "folder", "rows");
   out << line;
@@ -53,7 +54,7 @@ void print_run_state(const RunState& run, std::ostream& out) {
   }
   out << "shards done " << run.count(ShardVerdict::done) << ", running " << run.count(ShardVerdict::running)
       << ", pending " << run.count(ShardVerdict::pending) << ", failed " << run.count(ShardVerdict::failed)
-      << "; timing rows so far " << rows << "\n";
+      << (train ? "; trainings finished so far " : "; timing rows so far ") << rows << "\n";
   for (const ShardState& s : run.shards) {
     if (s.verdict != ShardVerdict::failed) continue;
     const std::vector<std::string> tail = tail_lines(s.log, kLogTailLines);

@@ -29,6 +29,7 @@ namespace attnbench {
 const std::vector<SweepCommand>& sweep_commands() {
   static const std::vector<SweepCommand> commands = {
       {"run", plan_run_sweep},
+      {"train", plan_train_sweep},
   };
   return commands;
 }
@@ -62,7 +63,7 @@ std::vector<std::string> checked_sweep_args(const std::vector<std::string>& args
     if (flag == "--shard" || flag == "--force")
       throw std::invalid_argument(flag + ": submit sets it for each shard; give --shards N (and --resume DIR to continue)");
     if (flag == "--dry-run")
-      throw std::invalid_argument("--dry-run: submit has none; `attnbench run --dry-run` with the same flags plans the sweep");
+      throw std::invalid_argument("--dry-run: submit has none; `attnbench run --dry-run` (or train) with the same flags plans the sweep");
     if (flag != "--quiet") kept.push_back(arg);
   }
   return kept;
@@ -225,7 +226,7 @@ int submit_new(const SubmitOptions& o) {
     meta["status"] = "submitted";
     meta["slurm"]["submissions"].push_back(entry);
     write_run_meta(dir, meta);
-    std::cout << "plan: " << plan.points << " points in " << scripts.shards << " shards; each task asks for "
+    std::cout << "plan: " << plan.points << (scripts.sweep_command == "train" ? " trainings" : " points") << " in " << scripts.shards << " shards; each task asks for "
               << scripts.resources.cpus_per_task << " CPU(s), " << scripts.resources.mem_mib << " MiB, "
               << meta["slurm"]["time"].get<std::string>() << (o.time.empty() ? " minutes" : "") << "\n";
     for (std::size_t k = 0; k < plan.shards.size(); ++k) {
@@ -297,9 +298,9 @@ void setup_submit(CLI::App& app, int& exit_code, const std::string& command_line
   auto o = std::make_shared<SubmitOptions>();
   CLI::App* sub = app.add_subcommand(
       "submit",
-      "Run a sweep on a Slurm cluster: a job array whose task K runs `attnbench run --shard K/N` (every\n"
-      "`attnbench run` flag given here is passed on), then a merge job (afterok) that joins the shards into\n"
-      "--out. The run folder holds meta.json (status, grid, job ids), slurm/*.sbatch, slurm/logs, shards/K.\n"
+      "Run a sweep on a Slurm cluster: a job array whose task K runs `attnbench run --shard K/N` (or `train`\n"
+      "with --sweep train; every flag of the sweep given here is passed on), then a merge job (afterok) that\n"
+      "joins the shards into --out.\nThe run folder holds meta.json (status, grid, job ids), slurm/*.sbatch, slurm/logs, shards/K.\n"
       "Follow with `attnbench status DIR`; continue a run whose shards failed with `submit --resume DIR`.");
   sub->allow_extras();
   sub->add_flag("--slurm", o->slurm, "Submit to Slurm with sbatch (the one scheduler supported)");

@@ -36,4 +36,7 @@ const std::vector<SweepCommand>& sweep_commands();
 // `attnbench run`'s planner (run_command.cpp).
 SweepPlan plan_run_sweep(const std::vector<std::string>& args, int shards);
 
+// `attnbench train`'s planner (train_command.cpp).
+SweepPlan plan_train_sweep(const std::vector<std::string>& args, int shards);
+
 }  // namespace attnbench

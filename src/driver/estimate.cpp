@@ -44,4 +44,6 @@ double point_seconds(const GridPoint& point, const BenchSettings& settings) {
   return seconds;
 }
 
+double stage_call_seconds(const Problem& p, std::string_view stage) { return stage_seconds(p, stage); }
+
 }  // namespace attnbench

@@ -13,6 +13,7 @@
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/schema.hpp"
+#include "driver/train_rows.hpp"
 
 namespace attnbench {
 
@@ -70,6 +71,24 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
   return text;
 }
 
+// One CSV file of a run folder and how many leading cells key its rows.
+struct MergedFile {
+  std::string name;
+  std::size_t key_columns;
+};
+
+// The CSV files of a run folder of `kind` (meta.json's "kind": "train" for `attnbench train`,
+// else a run), in write order: the last one is what marks a folder as holding a run.
+std::vector<MergedFile> merged_files(const std::string& kind) {
+  if (kind == "train") {
+    const std::size_t key = train_key_columns().size();
+    return {{"train_attention.csv", key + 2}, {"train.csv", key + 1}, {"train_final.csv", key}};
+  }
+  return {{"samples.csv", schema::kTimingKey.size() + 1},
+          {"entropy.csv", schema::kEntropyKey.size()},
+          {"timing.csv", schema::kTimingKey.size()}};
+}
+
 // The shards "K/N" of 1..N not among `names`, e.g. "3/3"; empty when all are there.
 std::string missing_shards(const std::set<std::string>& names) {
   const std::string& any = *names.begin();
@@ -84,29 +103,31 @@ std::string missing_shards(const std::set<std::string>& names) {
 
 }  // namespace
 
+std::string finished_rows_file(const std::string& kind) { return merged_files(kind).back().name; }
+
 nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
                 bool allow_mixed) {
   if (shards.empty()) throw std::invalid_argument("merge: give at least one run folder");
   std::vector<nlohmann::json> metas;
   for (const auto& dir : shards) metas.push_back(read_run_meta(dir));
   for (std::size_t i = 1; i < shards.size(); ++i) {
-    for (const char* field : {"/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/compiler",
+    for (const char* field : {"/kind", "/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/compiler",
                               "/build/compiler_flags"})
       require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
     if (!allow_mixed)
       for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
-  if (std::filesystem::exists(out / "timing.csv"))
+  const std::vector<MergedFile> files = merged_files(metas[0].value("kind", std::string()));
+  if (std::filesystem::exists(out / files.back().name))
     throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
   std::vector<std::string> hosts;  // with --allow-mixed: each shard's host, for every row
   if (allow_mixed)
     for (const nlohmann::json& meta : metas)
       hosts.push_back(meta.value("/build/host"_json_pointer, std::string("unknown")));
 
-  const std::string timing = merged_rows(shards, "timing.csv", schema::kTimingKey.size(), hosts);
-  const std::string samples = merged_rows(shards, "samples.csv", schema::kTimingKey.size() + 1, hosts);
-  const std::string entropy = merged_rows(shards, "entropy.csv", schema::kEntropyKey.size(), hosts);
+  std::vector<std::string> texts;
+  for (const MergedFile& file : files) texts.push_back(merged_rows(shards, file.name.c_str(), file.key_columns, hosts));
   const nlohmann::json submitted = read_submitted(out);
 
   std::error_code error;
@@ -131,9 +152,7 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
   meta.erase("shard");
   meta["allow_mixed"] = allow_mixed;
   if (!submitted.is_null()) meta["slurm"] = submitted;
-  write_file_atomically(out / "samples.csv", samples);
-  write_file_atomically(out / "entropy.csv", entropy);
-  write_file_atomically(out / "timing.csv", timing);
+  for (std::size_t i = 0; i < files.size(); ++i) write_file_atomically(out / files[i].name, texts[i]);
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
   return meta;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,10 @@ namespace attnbench {
 // ends with a `host` column naming the machine that measured it. An existing
 // out/meta.json's "slurm" entry (from `attnbench submit`) is kept in the merged one.
 // Returns the meta.json it wrote.
+// The file whose rows count a run folder's finished points: train_final.csv for a train run
+// (meta.json "kind": "train"), else timing.csv.
+std::string finished_rows_file(const std::string& kind);
+
 nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
                 bool allow_mixed = false);
 

@@ -3,6 +3,7 @@
 // (--stages, --repetitions, --min-time, --peer) sets.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "driver/merge.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/slurm_plan.hpp"
 
@@ -105,7 +106,7 @@ RunState read_run_state(const std::filesystem::path& dir) {
     const std::filesystem::path folder = shard_dir(dir, k);
     const nlohmann::json shard_meta = read_json(folder / "meta.json");
     s.folder_status = shard_meta.is_object() ? shard_meta.value("status", std::string("unknown")) : "missing";
-    s.rows = data_rows(folder / "timing.csv");
+    s.rows = data_rows(folder / finished_rows_file(shard_meta.is_object() ? shard_meta.value("kind", std::string()) : ""));
     s.verdict = verdict_of(s, run.slurm_answered);
     run.shards.push_back(s);
   }

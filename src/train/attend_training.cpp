@@ -31,6 +31,10 @@ AttendTraining::AttendTraining(OneDnnContext& ctx, std::int64_t batch, std::int6
   annotations_grad_ = MatmulOp(ctx, alphas_t, dcontexts, plain_desc({B, L, E}));
 }
 
+void AttendTraining::set_lengths(std::span<const std::int64_t> lengths) {
+  std::copy(lengths.begin(), lengths.end(), lengths_.begin());
+}
+
 void AttendTraining::bind_annotations(const float* H) {
   H_ = H;
   context_.bind_weights(H);

@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/matmul_op.hpp"
@@ -19,6 +20,8 @@ class AttendTraining {
   AttendTraining(OneDnnContext& ctx, std::int64_t batch, std::int64_t src_len, std::int64_t enc_dim,
                  std::int64_t steps, std::vector<std::int64_t> lengths);
 
+  // Sets the valid length of each example (B values) for the calls that follow; allocates nothing.
+  void set_lengths(std::span<const std::int64_t> lengths);
   // Binds H for the calls that follow.
   void bind_annotations(const float* H);
   // Sets e's padded positions to -inf, writes alpha = softmax(e) (padded: exactly 0) and c = alpha H.

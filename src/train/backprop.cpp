@@ -94,6 +94,7 @@ double Backprop::forward(std::span<const std::int64_t> gold) {
   encoder_.forward(0, embedded_.data(), nullptr, annotations_.data(), final_iter_.data());
   bridge_.run(final_iter_.data() + B_ * h_, states_.data());  // s_0 from the backward direction's last state
   model_.scorer->prepare(annotations_.data());
+  attend_.set_lengths(model_.lengths);
   attend_.bind_annotations(annotations_.data());
   const std::int64_t in = M_ + E_;
   for (std::int64_t t = 0; t < T_; ++t) {

@@ -17,7 +17,7 @@
 namespace attnbench {
 
 // Runs the model as Harness::decode() does (teacher forcing on model.tgt_tokens, the
-// source masked by model.lengths) keeping what the backward needs, then the loss
+// source masked by model.lengths, all three read again at every forward()) keeping what the backward needs, then the loss
 // F.cross_entropy(logits (B*T, V), gold (B*T)) and its gradients for every parameter.
 // Always computes with oneDNN primitives (Impl::onednn) in f32. All primitives and buffers
 // are created here. Example:
@@ -36,6 +36,8 @@ class Backprop {
 
   // (T, B, V) logits of the last forward, step by step.
   const std::vector<float>& logits() const { return logits_; }
+  // (T, B, L) attention weights of the last forward, step by step (padded positions 0).
+  const std::vector<float>& alphas() const { return alphas_; }
 
  private:
   Model& model_;

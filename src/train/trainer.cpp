@@ -1,5 +1,8 @@
 #include "train/trainer.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "train/clip.hpp"
 
 namespace attnbench {
@@ -24,6 +27,11 @@ void Trainer::update() {
   clip_grad_norm(named_grads_, options_.clip);
   adam_.step(named_params_, named_grads_);
   backprop_.reload();
+}
+
+void Trainer::set_gold(std::span<const std::int64_t> gold) {
+  if (gold.size() != gold_.size()) throw std::invalid_argument("Trainer::set_gold: gold must be (B, T)");
+  std::copy(gold.begin(), gold.end(), gold_.begin());
 }
 
 double Trainer::step() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/model.hpp"
@@ -31,6 +32,11 @@ class Trainer {
   void update();
   // forward_backward() then update(); returns the loss before the update.
   double step();
+  // Replaces the targets (B, T) the next forward_backward() uses; allocates nothing.
+  void set_gold(std::span<const std::int64_t> gold);
+
+  // The forward and backward, e.g. for a forward alone or its logits() and alphas().
+  Backprop& backprop() { return backprop_; }
 
   // In PyTorch's named_parameters() order and names.
   const std::vector<NamedTensor>& gradients() const { return named_grads_; }

@@ -201,3 +201,28 @@ def test_submit_refuses_an_out_that_exists(slurm, attnbench, run_root):
     assert_one_error_line(r, rf"--out {run_root / 'x'}: already exists")
     assert list((run_root / "x").iterdir()) == []
     nothing_submitted(slurm, before)
+
+
+# Four tiny trainings (2 scorers x 2 seeds): a few seconds each.
+TRAIN = ["--task", "reverse", "--scorer", "additive,additive_linear", "--seed", "1,2", "--steps", "10",
+         "--eval-every", "10", "--eval-size", "16", "--len-min", "5", "--src-len", "6", "--long-len", "7", "--batch", "8",
+         "--emb-dim", "4", "--enc-dim", "8", "--dec-dim", "8", "--attn-dim", "8"]
+
+
+def test_submit_a_train_sweep_merges_its_trainings(slurm, attnbench, run_root):
+    whole = run_root / "whole"
+    r = subprocess.run([attnbench, "train", *TRAIN, "--out", str(whole), "--quiet"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = run_root / "trained"
+    r = attn(slurm, attnbench, "submit", "--slurm", "--sweep", "train", "--shards", "2", "--out", str(out), "--wait",
+             *TRAIN)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "plan: 4 trainings in 2 shards" in r.stdout
+    for file in ("train_final.csv", "train.csv", "train_attention.csv"):
+        key = attnbench_lists.key_columns(None, file)
+        assert keys(out, file, key) == keys(whole, file, key), f"{file}: key sets differ"
+    m = meta(out)
+    assert m["status"] == "complete" and m["kind"] == "train"
+    status = attn(slurm, attnbench, "status", str(out))
+    assert "shards done 2, running 0, pending 0, failed 0; trainings finished so far 4" in status.stdout, status.stdout

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "driver/cost_model.hpp"
+#include "test_support.hpp"
 
 namespace attnbench {
 namespace {
@@ -42,8 +46,63 @@ TEST(CostModel, FusedAdditiveHasTheSameFlopsButReadsKeysOnce) {
   EXPECT_DOUBLE_EQ(fused.flops, onednn.flops);
   const double query_bytes = 4.0 * (5 * 6 + 2 * 5 + 2 * 6);
   EXPECT_DOUBLE_EQ(fused.bytes, query_bytes + 4.0 * (2 * 3 * 6 + 6 + 2 * 3));
-  // additive_linear drops the tanh: one flop fewer per element.
-  EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear", Impl::fused), "score").flops, fused.flops - 2 * 3 * 6);
+  // oneDNN's additive_linear drops the tanh: one flop fewer per element.
+  EXPECT_DOUBLE_EQ(stage_cost(small("additive_linear"), "score").flops, onednn.flops - 2 * 3 * 6);
+}
+
+TEST(CostModel, FusedDotFromAnnotationsReadsHOncePerStep) {
+  // B2 L3 E4 D5 A6 scores from H (U^T W is 20 floats against W and the keys' 66).
+  const Problem p = small("scaled_dot", Impl::fused);
+  // q = (U^T W / sqrt(A)) s: 2 x 2*5*4 flops; q . h_j: 2 x 2*3*4; no keys stage.
+  const StageCost score = stage_cost(p, "score");
+  EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 * 4 + 2.0 * 2 * 3 * 4);
+  EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 * 4 + 2 * 5 + 2 * 4) + 4.0 * (2 * 3 * 4 + 2 * 3));
+  EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 0.0);
+  // The step: score and attend, H (B, L, E) counted once.
+  const StageCost step = stage_cost(p, "step"), attend = stage_cost(p, "attend");
+  EXPECT_DOUBLE_EQ(step.flops, score.flops + attend.flops);
+  EXPECT_DOUBLE_EQ(step.bytes, score.bytes + attend.bytes - 4.0 * 2 * 3 * 4);
+}
+
+TEST(CostModel, FusedLinearAdditiveStepIsTheQueryScoreAndCopies) {
+  const Problem p = small("additive_linear", Impl::fused);
+  // (W^T v) . s per example: 2 x 2*5 flops, W^T v (5), s (2*5) read, 2 written; + BL adds,
+  // key scores read and e written.
+  const StageCost score = stage_cost(p, "score");
+  EXPECT_DOUBLE_EQ(score.flops, 2.0 * 2 * 5 + 2 * 3);
+  EXPECT_DOUBLE_EQ(score.bytes, 4.0 * (5 + 2 * 5 + 2) + 4.0 * (2 * 3 + 2 * 3));
+  // The step adds the copies of the per-sequence alpha (B, L) and c (B, E).
+  const StageCost step = stage_cost(p, "step");
+  EXPECT_DOUBLE_EQ(step.flops, score.flops);
+  EXPECT_DOUBLE_EQ(step.bytes, score.bytes + 4.0 * (2 * 3 + 2 * 4));
+  // Keys: (U^T v) . h_j for every position.
+  EXPECT_DOUBLE_EQ(stage_cost(p, "keys").flops, 2.0 * 2 * 3 * 4);
+}
+
+TEST(CostModel, EveryFusedBf16StepStreamsItsRowsAtTwoBytes) {
+  // B2 L3 E4 D5 A6: the bytes the bf16 fused step saves are 2 per element of the rows it
+  // streams: its keys (B, L, A) or (B, L, D) for general, and H (B, L, E) for the context,
+  // read once when dot scores from it; additive_linear's step streams neither (its context
+  // is per sequence) and location has no keys.
+  const double BLA = 2 * 3 * 6, BLD = 2 * 3 * 5, BLE = 2 * 3 * 4;
+  const std::map<std::string, double> saved = {
+      {"additive", 2 * (BLA + BLE)}, {"additive_linear", 0.0}, {"dot", 2 * BLE}, {"scaled_dot", 2 * BLE},
+      {"general", 2 * (BLD + BLE)},  {"location", 2 * BLE},    {"mlp", 2 * (BLA + BLE)}};
+  ASSERT_EQ(saved.size(), test::all_scorer_names().size());
+  for (const std::string& scorer : test::all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    Problem p = small(scorer.c_str(), Impl::fused);
+    const StageCost f32 = stage_cost(p, "step");
+    p.dtype = DType::bf16;
+    const StageCost bf16 = stage_cost(p, "step");
+    EXPECT_DOUBLE_EQ(bf16.flops, f32.flops);
+    EXPECT_DOUBLE_EQ(f32.bytes - bf16.bytes, saved.at(scorer));
+    // oneDNN's bf16 converts per call: its compulsory f32 traffic is unchanged.
+    Problem o = small(scorer.c_str());
+    const double onednn_bytes = stage_cost(o, "step").bytes;
+    o.dtype = DType::bf16;
+    EXPECT_DOUBLE_EQ(stage_cost(o, "step").bytes, onednn_bytes);
+  }
 }
 
 TEST(CostModel, LocationHasNoKeysAndScoresWithOneProjectionToSrcLen) {
@@ -69,6 +128,16 @@ TEST(CostModel, MlpIsAdditivePlusTheQueryBias) {
 }
 
 TEST(CostModel, UnknownScorerThrows) { EXPECT_THROW(stage_cost(small("nope"), "score"), std::invalid_argument); }
+
+TEST(CostModel, EveryOneDnnStepIsScorePlusAttend) {
+  for (const std::string& scorer : test::all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    const Problem p = small(scorer.c_str());
+    const StageCost step = stage_cost(p, "step"), score = stage_cost(p, "score"), attend = stage_cost(p, "attend");
+    EXPECT_DOUBLE_EQ(step.flops, score.flops + attend.flops);
+    EXPECT_DOUBLE_EQ(step.bytes, score.bytes + attend.bytes);
+  }
+}
 
 TEST(CostModel, StepIsScorePlusAttendAndDecodeCountsEveryStep) {
   const Problem p = small("general");

@@ -28,12 +28,21 @@ std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 // --- tanh ------------------------------------------------------------------------------------
 
-// Bounds fast_tanh keeps for every float (measured on all 2^32 bit patterns, with and
-// without FMA: 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at x = 0.174): 2.5 ulp
-// of values near 1. In a score v . tanh(z) over A terms that adds at most
-// 1.5e-7 * sum |v_a|, far inside the 1e-5 relative tolerance of the scorer checks.
-constexpr double kTanhAbsError = 1.5e-7;
-constexpr double kTanhRelError = 1.8e-7;
+// Bounds fast_tanh keeps for every float (measured on all 2^32 bit patterns). With FMA
+// (the AVX2 and AVX-512 clones): 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at
+// x = 0.174, 2.5 ulp of values near 1. Without FMA (the baseline clone) the division's
+// Newton residual n - d q is rounded: 1.77e-7 absolute at x = 2.975, 2.25e-7 relative at
+// x = 0.152; both within the 2e-7 absolute the fused path promises. In a score
+// v . tanh(z) over A terms that adds at most 2e-7 * sum |v_a|, far inside the 1e-5
+// relative tolerance of the scorer checks.
+struct TanhBounds {
+  double abs, rel;
+};
+constexpr TanhBounds kWithFma{1.5e-7, 1.8e-7};
+constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
+
+// The bounds of the clone this CPU runs: with FMA on every AVX2 CPU.
+TanhBounds dispatched_bounds() { return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma; }
 
 // The largest absolute and relative errors of y against std::tanh(double(x)).
 struct TanhErrors {
@@ -55,8 +64,8 @@ struct TanhErrors {
     }
   }
 
-  ::testing::AssertionResult within_bounds() const {
-    if (abs <= kTanhAbsError && rel <= kTanhRelError) return ::testing::AssertionSuccess();
+  ::testing::AssertionResult within(TanhBounds bounds) const {
+    if (abs <= bounds.abs && rel <= bounds.rel) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "max abs error " << abs << " at x = " << abs_at << ", max rel error "
                                          << rel << " at x = " << rel_at;
   }
@@ -90,7 +99,7 @@ TEST(FusedTanh, InlineFunctionMeetsItsBoundsOnADenseSetOfFloats) {
   const TanhErrors errors = errors_by_stride(127, [](const std::vector<float>& x, std::vector<float>& y) {
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = fused::fast_tanh(x[i]);
   });
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(kWithoutFma));
 }
 
 TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnADenseSetOfFloats) {
@@ -98,7 +107,7 @@ TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnADenseSetOfFloats) {
   const TanhErrors errors = errors_by_stride(113, [](const std::vector<float>& x, std::vector<float>& y) {
     fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
   });
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(dispatched_bounds()));
 }
 
 TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnAnEvenGrid) {
@@ -108,7 +117,7 @@ TEST(FusedTanh, DispatchedKernelMeetsItsBoundsOnAnEvenGrid) {
   fused::tanh_all(x.data(), static_cast<std::int64_t>(x.size()), y.data());
   TanhErrors errors;
   errors.add(x, y);
-  EXPECT_TRUE(errors.within_bounds());
+  EXPECT_TRUE(errors.within(dispatched_bounds()));
   EXPECT_GT(errors.abs, 0.0);  // the check does see errors: fast_tanh is not exact
 }
 
@@ -193,6 +202,67 @@ TEST(FusedRows, MaskedSoftmaxRowIsStableForLargeLogits) {
   EXPECT_NEAR(alpha[0], 1.0 / (1.0 + std::exp(-1.0)), 1e-7);
   EXPECT_NEAR(alpha[1], std::exp(-1.0) / (1.0 + std::exp(-1.0)), 1e-7);
   EXPECT_EQ(alpha[2], 0.f);
+}
+
+// --- bf16 rows: the same loops over rows stored as bf16, loaded into f32 ----------------------
+
+// x rounded to bf16 (fused::to_bf16) and back to f32.
+std::vector<float> bf16_rounded(const std::vector<float>& x, std::vector<std::uint16_t>& bits) {
+  bits.assign(x.size(), 0);
+  fused::to_bf16(x.data(), static_cast<std::int64_t>(x.size()), bits.data());
+  std::vector<float> back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) back[i] = fused::load(bits.data(), static_cast<std::int64_t>(i));
+  return back;
+}
+
+TEST_P(FusedRows, Bf16RowsGiveTheF32LoopsResultOnTheRoundedRowsBitForBit) {
+  // Loading a bf16 element is exact, so each bf16 loop equals its f32 loop run on the
+  // rounded rows, bit for bit.
+  const std::int64_t n = 7, width = GetParam();
+  std::vector<std::uint16_t> bits;
+  const std::vector<float> rounded = bf16_rounded(random_floats(count(n * width), 21, -2.f, 2.f), bits);
+  const std::vector<float> x = random_floats(count(width), 22, -2.f, 2.f), v = random_floats(count(width), 23);
+  const std::vector<float> w = random_floats(count(n), 24, 0.f, 1.f);
+  std::vector<float> from_bf16(count(n)), from_f32(count(n));
+  fused::dot_rows(bits.data(), x.data(), n, width, from_bf16.data());
+  fused::dot_rows(rounded.data(), x.data(), n, width, from_f32.data());
+  EXPECT_EQ(from_bf16, from_f32);
+  fused::tanh_dot_rows(bits.data(), x.data(), v.data(), n, width, from_bf16.data());
+  fused::tanh_dot_rows(rounded.data(), x.data(), v.data(), n, width, from_f32.data());
+  EXPECT_EQ(from_bf16, from_f32);
+  std::vector<float> sum_bf16(count(width)), sum_f32(count(width));
+  fused::weighted_sum_rows(w.data(), bits.data(), n, width, sum_bf16.data());
+  fused::weighted_sum_rows(w.data(), rounded.data(), n, width, sum_f32.data());
+  EXPECT_EQ(sum_bf16, sum_f32);
+  // And the rounding moved the rows by at most 2^-8 relative (8 significant bits, nearest).
+  const std::vector<float> original = random_floats(count(n * width), 21, -2.f, 2.f);
+  for (std::size_t i = 0; i < original.size(); ++i)
+    ASSERT_LE(std::abs(double(rounded[i]) - original[i]), std::ldexp(std::abs(double(original[i])), -8)) << i;
+}
+
+TEST(FusedBf16, RoundsLikeOneDnnsReorderBitForBit) {
+  // Ties, carries into the exponent, the largest finite values and infinities. Not denormal
+  // inputs: oneDNN's reorder flushes those to zero, to_bf16 rounds them like any other float.
+  std::vector<float> x = random_floats(4096, 25, -1e3f, 1e3f);
+  for (const std::uint32_t b : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x3fffffffu, 0x00800000u, 0x7f7fffffu,
+                                0xff7f8000u, 0x7f800000u, 0xff800000u, 0x80000000u, 0x0u}) {
+    float value;
+    std::memcpy(&value, &b, sizeof value);
+    x.push_back(value);
+  }
+  std::vector<std::uint16_t> ours(x.size());
+  fused::to_bf16(x.data(), static_cast<std::int64_t>(x.size()), ours.data());
+  OneDnnContext ctx(1);
+  const dnnl::memory::dims dims = {static_cast<dnnl::memory::dim>(x.size())};
+  dnnl::memory from = wrap(ctx, dims, x.data());
+  const dnnl::memory theirs = reorder_into(ctx, from, plain_desc(dims, dnnl::memory::data_type::bf16));
+  const auto* expected = static_cast<const std::uint16_t*>(theirs.get_data_handle());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(ours[i], expected[i]) << "x = " << x[i] << " (" << i << ")";
+  // A NaN stays a NaN.
+  const float nan = std::nanf("");
+  std::uint16_t nan_bits = 0;
+  fused::to_bf16(&nan, 1, &nan_bits);
+  EXPECT_TRUE(std::isnan(fused::load(&nan_bits, 0)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 100, 1000),

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/reference.hpp"
 #include "impl_support.hpp"
 #include "test_support.hpp"
+#include "variants/dot.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench {
@@ -42,13 +44,13 @@ Problem large_query_point(const std::string& scorer, Impl impl) {
   return p;
 }
 
-// Big enough for the fused step to spread its examples over 2 threads.
+// Big enough for every scorer's fused step to spread its examples over 2 threads.
 Problem parallel_point(const std::string& scorer) {
   Problem p = padded_point(scorer, Impl::fused);
   p.batch = 8;
-  p.src_len = 64;
-  p.enc_dim = 128;
-  p.dec_dim = 20;
+  p.src_len = 128;
+  p.enc_dim = 256;
+  p.dec_dim = 64;
   p.attn_dim = 128;
   p.len_min = 9;
   p.threads = 2;
@@ -125,12 +127,13 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   const Problem p = parallel_point(GetParam());
   const ScorerShape shape = shape_of(p);
   const std::vector<std::int64_t> lengths = source_lengths(p);
-  const FusedAttend serial(1, shape, lengths), parallel(2, shape, lengths);
-  ASSERT_FALSE(serial.parallel());
-  ASSERT_TRUE(parallel.parallel()) << fused_step_macs(shape) << " multiply-adds";
-
   ParamSource source(p.init, p.seed);
   const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+  const double work = scorer->fused_score_work(shape);
+  const FusedAttend serial(1, shape, lengths, DType::f32, work), parallel(2, shape, lengths, DType::f32, work);
+  ASSERT_FALSE(serial.parallel());
+  ASSERT_TRUE(parallel.parallel()) << fused_step_work(shape, work) << " multiply-add equivalents";
+
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 11);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 12);
   OneDnnContext ctx(2);
@@ -181,15 +184,146 @@ TEST_P(FusedStep, LargeQueryOnOneDnnMatchesReference) {
   EXPECT_TRUE(near_reference("context", ours.context, ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim)));
 }
 
+TEST_P(FusedStep, StaticAlignmentKeepsTheFirstStepsWeightsAndContextBitForBit) {
+  // additive_linear's weights and context do not depend on the step: FusedAttend::prepare
+  // computes them once and every step copies them, the same bits as the first step's attend().
+  const Problem p = parallel_point(GetParam());
+  Model model = make_model(p, find_scorer(p.scorer).make);
+  OneDnnContext ctx(p.threads);
+  Harness harness(ctx, model);
+  harness.encode();
+  harness.prepare_keys();
+  harness.score();
+  harness.attend();
+  const std::vector<float> weights = harness.weights(), context = harness.context();
+  const DecodeTrace trace = harness.run_traced();
+  ASSERT_GE(trace.steps.size(), 2u);
+  const bool is_static = model.scorer->alignment_logits() != nullptr;
+  EXPECT_EQ(is_static, p.scorer == "additive_linear");
+  for (std::size_t t = 1; t < trace.steps.size(); ++t) {
+    SCOPED_TRACE("step " + std::to_string(t));
+    // Static: the same weights and context at every step; otherwise the state moves them.
+    EXPECT_EQ(trace.steps[t].weights == trace.steps[0].weights, is_static);
+    EXPECT_EQ(trace.steps[t].context == trace.steps[0].context, is_static);
+  }
+  if (is_static) {
+    EXPECT_EQ(trace.steps[0].weights, widen(weights));
+    EXPECT_EQ(trace.steps[0].context, widen(context));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllScorers, FusedStep, ::testing::ValuesIn(all_scorer_names()),
+                         [](const auto& info) { return info.param; });
+
+// --- dot and scaled_dot: from the keys or from H with the folded query -------------------------
+
+TEST(FusedDotAlgorithm, WorkOfBothPathsAndTheChoice) {
+  // Paper sizes B80 L50 E2000 D1000 A1000: the keys path reads W and the keys (1M + 4M
+  // floats, 80M + 4M multiply-adds), the folded one U^T W (2M floats) for 160M + 8M
+  // multiply-adds: at 16 multiply-adds per float the keys win.
+  const ScorerShape paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
+  const DotStepWork keys = dot_step_work(paper, false), folded = dot_step_work(paper, true);
+  EXPECT_DOUBLE_EQ(keys.floats, 1e6 + 4e6);
+  EXPECT_DOUBLE_EQ(keys.macs, 80e6 + 4e6);
+  EXPECT_DOUBLE_EQ(folded.floats, 2e6);
+  EXPECT_DOUBLE_EQ(folded.macs, 160e6 + 8e6);
+  EXPECT_DOUBLE_EQ(keys.cost(), 5e6 + 84e6 / kMacsPerFloatRead);
+  EXPECT_FALSE(dot_scores_from_annotations(paper));
+  // The lesson: keys 640 + 640 floats, folded 320 floats and 640 + 320 multiply-adds.
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, false).floats, 1280);
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, true).macs, 960);
+  EXPECT_TRUE(dot_scores_from_annotations(lesson));
+}
+
+class FusedDotPaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedDotPaths, BothPathsMatchReferenceMaskedOnOneAndTwoThreads) {
+  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W.
+  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 34, 33, 17};
+  ASSERT_FALSE(dot_scores_from_annotations(from_keys));
+  ASSERT_TRUE(dot_scores_from_annotations(from_annotations));
+  for (const ScorerShape& shape : {from_keys, from_annotations})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("E " + std::to_string(shape.enc_dim) + ", threads " + std::to_string(threads));
+      const std::vector<std::int64_t> lengths = {shape.src_len, 2, shape.src_len - 1};
+      ParamSource source(InitKind::torch, 7);
+      const std::unique_ptr<Scorer> scorer = find_scorer(GetParam()).make(source, shape);
+      const std::vector<float> H = random_floats(count(shape.batch * shape.src_len * shape.enc_dim), 15);
+      const std::vector<float> s = random_floats(count(shape.batch * shape.dec_dim), 16);
+      OneDnnContext ctx(threads);
+      const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused);
+      std::vector<double> e = scorer->reference_score(widen(s), widen(H));
+      const std::vector<double> alpha = ref::masked_softmax(e, shape.batch, shape.src_len, lengths);
+      for (std::int64_t b = 0; b < shape.batch; ++b)
+        for (std::int64_t j = lengths[count(b)]; j < shape.src_len; ++j)
+          e[count(b * shape.src_len + j)] = -std::numeric_limits<double>::infinity();
+      EXPECT_TRUE(near_reference("scores", ours.scores, e));
+      EXPECT_TRUE(near_reference("weights", ours.weights, alpha));
+      EXPECT_TRUE(near_reference("context", ours.context,
+                                 ref::context(alpha, widen(H), shape.batch, shape.src_len, shape.enc_dim)));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(DotScorers, FusedDotPaths, ::testing::Values("dot", "scaled_dot"),
                          [](const auto& info) { return info.param; });
 
 TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {
   const ScorerShape lesson{2, 10, 16, 20, 32}, bahdanau{80, 50, 2000, 1000, 1000};
-  EXPECT_FALSE(FusedAttend(2, lesson, {10, 10}).parallel());
-  EXPECT_TRUE(FusedAttend(2, bahdanau, std::vector<std::int64_t>(80, 50)).parallel());
-  EXPECT_FALSE(FusedAttend(1, bahdanau, std::vector<std::int64_t>(80, 50)).parallel());
-  EXPECT_EQ(fused_step_macs(lesson), 2 * 10 * (32 + 16));
+  const auto parallel = [](int threads, const ScorerShape& shape, const std::string& scorer) {
+    ParamSource source(InitKind::fast, 1);
+    const double work = find_scorer(scorer).make(source, shape)->fused_score_work(shape);
+    return FusedAttend(threads, shape, std::vector<std::int64_t>(static_cast<std::size_t>(shape.batch), shape.src_len),
+                       DType::f32, work)
+        .parallel();
+  };
+  for (const std::string& scorer : all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    EXPECT_FALSE(parallel(2, lesson, scorer));
+    EXPECT_TRUE(parallel(2, bahdanau, scorer));
+    EXPECT_FALSE(parallel(1, bahdanau, scorer));
+  }
+  // The lesson's step: 2 x 10 positions x 16 for the context, plus per scorer its rows.
+  EXPECT_EQ(fused_step_work(lesson, 0.0), 2 * 10 * 16);
+}
+
+TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
+  // B4 L40 E48 D32 A64: 160 positions, 7.7K context multiply-adds. Each scorer's rows:
+  // tanh terms weigh kTanhMacs each, dot terms one; dot and scaled_dot score from H here
+  // (U^T W is 1.5K floats against the keys' 10K), so their rows are E wide.
+  const ScorerShape shape{4, 40, 48, 32, 64};
+  const double positions = 4 * 40;
+  const std::map<std::string, double> expected = {
+      {"additive", kTanhMacs * positions * 64}, {"additive_linear", positions},  // one add per position
+      {"dot", positions * 48},                  {"scaled_dot", positions * 48},
+      {"general", positions * 32},              {"location", positions},  // one copy per position
+      {"mlp", kTanhMacs * positions * 64}};
+  ASSERT_TRUE(dot_scores_from_annotations(shape));
+  ASSERT_EQ(expected.size(), all_scorer_names().size());
+  ParamSource source(InitKind::fast, 1);
+  for (const std::string& scorer : all_scorer_names()) {
+    SCOPED_TRACE(scorer);
+    ASSERT_EQ(expected.count(scorer), 1u);
+    EXPECT_DOUBLE_EQ(find_scorer(scorer).make(source, shape)->fused_score_work(shape), expected.at(scorer));
+  }
+  const ScorerShape square{4, 40, 64, 64, 64};
+  const double additive = find_scorer("additive").make(source, square)->fused_score_work(square);
+  const double general = find_scorer("general").make(source, square)->fused_score_work(square);
+  // Scaled so that additive crosses the threshold and general does not.
+  const ScorerShape wide{32, 40, 64, 64, 64};
+  ASSERT_GE(fused_step_work(wide, 8 * additive), kParallelStepWork);
+  ASSERT_LT(fused_step_work(wide, 8 * general), kParallelStepWork);
+  // There the tanh scorers (819K) run on 2 threads, the dot-like ones (82K to 164K) on one.
+  const std::vector<std::int64_t> lengths(32, 40);
+  const std::map<std::string, bool> parallel = {{"additive", true},         {"mlp", true},
+                                                {"additive_linear", false}, {"dot", false},
+                                                {"scaled_dot", false},      {"general", false},
+                                                {"location", false}};
+  ASSERT_EQ(parallel.size(), all_scorer_names().size());
+  for (const auto& [scorer, expected] : parallel) {
+    SCOPED_TRACE(scorer);
+    const double work = find_scorer(scorer).make(source, wide)->fused_score_work(wide);
+    EXPECT_EQ(FusedAttend(2, wide, lengths, DType::f32, work).parallel(), expected) << work;
+  }
 }
 
 }  // namespace

@@ -98,6 +98,14 @@ INSTANTIATE_TEST_SUITE_P(Bf16, HarnessReference,
                                                                                  DType::bf16))),
                          harness_param_name);
 
+// The fused decode with --dtype bf16 (keys and annotations stored as bf16).
+INSTANTIATE_TEST_SUITE_P(FusedBf16, HarnessReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(
+                                                test::with_dtype(test::make_cases(kShapes), DType::bf16),
+                                                Impl::fused))),
+                         harness_param_name);
+
 // The same points computed by the fused kernels (Impl::fused).
 INSTANTIATE_TEST_SUITE_P(Fused, HarnessReference,
                          ::testing::Combine(::testing::ValuesIn(all_scorer_names()),

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 // 100 GFLOP/s and 10 GB/s at 1 thread: the ridge point is at 10 flop/byte.
 Roofline hand_made() {
   Roofline r;
-  r.by_threads[1] = Peak{100.0, 10.0, std::nullopt};
-  r.by_threads[2] = Peak{200.0, 16.0, 400.0};
+  r.by_threads[1] = Peak{100.0, 10.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  r.by_threads[2] = Peak{200.0, 16.0, 400.0, std::nullopt, std::nullopt, std::nullopt};
   return r;
 }
 
@@ -88,7 +88,73 @@ TEST(Roofline, Bf16UsesTheBf16PeakAndIsUnknownWhereItWasNotMeasured) {
   EXPECT_EQ(r.bound(1, DType::bf16, StageCost{1000.0, 10.0}), "");
 }
 
+// hand_made() with read-only figures per level: L2 1 MiB per core (100 / 180 GB/s at
+// 1 / 2 threads), L3 32 MiB (50 / 80), DRAM read 20 / 30.
+Roofline with_levels() {
+  Roofline r = hand_made();
+  r.l2_bytes = 1 << 20;
+  r.l3_bytes = 32 << 20;
+  r.by_threads[1].read_gbps = 20.0;
+  r.by_threads[1].l2_gbps = 100.0;
+  r.by_threads[1].l3_gbps = 50.0;
+  r.by_threads[2].read_gbps = 30.0;
+  r.by_threads[2].l2_gbps = 180.0;
+  r.by_threads[2].l3_gbps = 80.0;
+  return r;
+}
+
+TEST(RooflineLevels, TheWorkingSetPicksTheLevelItFitsIn) {
+  const Roofline r = with_levels();
+  const double MiB = 1 << 20;
+  EXPECT_EQ(r.memory_level(1, 0.5 * MiB), "L2");
+  EXPECT_EQ(*r.memory_gbps(1, 1.0 * MiB), 100.0);  // exactly one L2
+  EXPECT_EQ(r.memory_level(1, 1.5 * MiB), "L3");   // more than one core's L2 ...
+  EXPECT_EQ(r.memory_level(2, 1.5 * MiB), "L2");   // ... but within two cores' L2
+  EXPECT_EQ(*r.memory_gbps(2, 1.5 * MiB), 180.0);
+  EXPECT_EQ(*r.memory_gbps(1, 32 * MiB), 50.0);
+  EXPECT_EQ(r.memory_level(1, 48 * MiB), "DRAM");
+  EXPECT_EQ(*r.memory_gbps(2, 48 * MiB), 30.0);
+  EXPECT_FALSE(r.memory_gbps(3, MiB).has_value());
+  // Without read-only figures (older files) every working set gets the triad.
+  const Roofline old = hand_made();
+  EXPECT_EQ(old.memory_level(1, 0.5 * MiB), "triad");
+  EXPECT_EQ(*old.memory_gbps(1, 0.5 * MiB), 10.0);
+}
+
+TEST(RooflineLevels, PercentAndBoundUseTheLevelsRoof) {
+  const Roofline r = with_levels();
+  // 1 flop/byte over 1 MB (in L2): roof 1 x 100 GB/s = 100 GFLOP/s, the f32 peak; 1e6 flops
+  // in 20 us = 50 GFLOP/s is 50%, and the stage sits at the ridge: "compute".
+  const StageCost in_l2{1e6, 1e6};
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, in_l2, 20e3), 50.0);
+  EXPECT_EQ(r.bound(1, DType::f32, in_l2), "compute");
+  // The same intensity over 64 MB (DRAM, read-only 20 GB/s): roof 20 GFLOP/s.
+  const StageCost in_dram{64e6, 64e6};
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, in_dram, 64e6 / 10.0), 50.0);  // 10 of 20 GFLOP/s
+  EXPECT_EQ(r.bound(1, DType::f32, in_dram), "memory");
+  // 16 MB fits in L3: roof 50 GFLOP/s.
+  const StageCost in_l3{16e6, 16e6};
+  EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, in_l3, 16e6 / 25.0), 50.0);
+}
+
 using LoadRoofline = TempDir;
+
+TEST_F(LoadRoofline, ReadsTheReadOnlyFiguresAndCacheSizes) {
+  const fs::path file = write("machine.json", R"({
+    "threads": {"1": {"f32_gflops": 80, "gbps": 20, "read_gbps": 25.5, "l2_gbps": 150.25, "l3_gbps": 60},
+                "2": {"f32_gflops": 150, "gbps": 30, "read_gbps": null, "l2_gbps": null, "l3_gbps": null}},
+    "caches": {"l2_bytes": 1048576, "l3_bytes": 33554432}})");
+  const std::optional<Roofline> r = load_roofline(file);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->l2_bytes, 1048576.0);
+  EXPECT_EQ(r->l3_bytes, 33554432.0);
+  EXPECT_EQ(*r->by_threads.at(1).read_gbps, 25.5);
+  EXPECT_EQ(*r->by_threads.at(1).l2_gbps, 150.25);
+  EXPECT_EQ(*r->by_threads.at(1).l3_gbps, 60.0);
+  EXPECT_FALSE(r->by_threads.at(2).read_gbps.has_value());
+  EXPECT_EQ(r->memory_level(1, 1e6), "L2");
+  EXPECT_EQ(r->memory_level(2, 1e6), "triad");
+}
 
 TEST_F(LoadRoofline, ReadsPeaksWithAndWithoutBf16) {
   const fs::path file = write("machine.json", R"({
@@ -202,12 +268,21 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
   const std::optional<Roofline> r = load_roofline(file);
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->by_threads.size(), 2u);
+  EXPECT_EQ(r->l2_bytes, static_cast<double>(cache_bytes(2)));
+  EXPECT_EQ(r->l3_bytes, static_cast<double>(cache_bytes(3)));
   for (const ThreadPeaks& p : peaks) {
     const Peak& loaded = r->by_threads.at(p.threads);
     EXPECT_TRUE(positive_finite(p.f32.gflops));
     EXPECT_TRUE(positive_finite(p.gbps));
     EXPECT_EQ(loaded.gflops, p.f32.gflops);
     EXPECT_EQ(loaded.gbps, p.gbps);
+    ASSERT_TRUE(p.read_gbps.has_value());
+    EXPECT_TRUE(positive_finite(*p.read_gbps));
+    EXPECT_EQ(loaded.read_gbps, p.read_gbps);
+    EXPECT_EQ(loaded.l2_gbps.has_value(), cache_bytes(2) > 0);
+    EXPECT_EQ(loaded.l3_gbps.has_value(), cache_bytes(3) > 0);
+    EXPECT_EQ(loaded.l2_gbps, p.l2_gbps);
+    EXPECT_EQ(loaded.l3_gbps, p.l3_gbps);
     ASSERT_EQ(loaded.bf16_gflops.has_value(), p.bf16.has_value());
     if (p.bf16) {
       EXPECT_TRUE(positive_finite(p.bf16->gflops));
@@ -225,15 +300,16 @@ std::string fixed(double value, int decimals) {
 }
 
 TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
-  ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1};
-  ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1};
+  ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1, 27.04, 151.2, 60.55};
+  ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1, std::nullopt, std::nullopt, std::nullopt};
   const std::string table = roofline_table({one, two});
   std::vector<std::string> lines;
   for (std::size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1)
     lines.push_back(table.substr(start, end - start));
   ASSERT_EQ(lines.size(), 3u) << table;
   EXPECT_EQ(lines[1].rfind("1 ", 0), 0u) << lines[1];
-  const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", fixed(111.54 / 22.31, 2)};
+  const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", "27.0", "151.2", "60.5",
+                                          fixed(111.54 / 22.31, 2)};
   for (const std::string& cell : first)
     EXPECT_NE(lines[1].find(cell), std::string::npos) << cell << " in " << lines[1];
   EXPECT_EQ(lines[2].rfind("2 ", 0), 0u) << lines[2];

@@ -389,5 +389,13 @@ INSTANTIATE_TEST_SUITE_P(Bf16, AttentionStepReference,
                                                                                  DType::bf16))),
                          step_param_name);
 
+// The fused step with --dtype bf16: keys and annotations stored as bf16, the same tolerance.
+INSTANTIATE_TEST_SUITE_P(FusedBf16, AttentionStepReference,
+                         ::testing::Combine(::testing::ValuesIn(all_scorer_names()),
+                                            ::testing::ValuesIn(test::with_impl(
+                                                test::with_dtype(test::make_cases(kShapes), DType::bf16),
+                                                Impl::fused))),
+                         step_param_name);
+
 }  // namespace
 }  // namespace attnbench

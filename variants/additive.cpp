@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
 #include "core/linear_backward.hpp"
@@ -26,6 +27,17 @@ class AdditiveScorer final : public Scorer {
 
   void build(OneDnnContext& ctx, Impl impl) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    folded_ = impl == Impl::fused && !use_tanh_;
+    bf16_keys_ = impl == Impl::fused && use_tanh_ && ctx.dtype() == DType::bf16;
+    if (bf16_keys_) keys_bf16_.assign(static_cast<std::size_t>(B * L * A), 0);
+    if (folded_) {
+      // v.(W s + U h_j) = (W^T v).s + (U^T v).h_j: two vectors instead of keys and a query.
+      key_weights_ = transposed_times_v(U_);
+      query_weights_ = transposed_times_v(W_);
+      key_scores_.assign(static_cast<std::size_t>(B * L), 0.f);
+      query_scores_.assign(static_cast<std::size_t>(B), 0.f);
+      return;
+    }
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
@@ -43,7 +55,12 @@ class AdditiveScorer final : public Scorer {
   }
 
   void prepare(const float* H) override {
+    if (folded_) {
+      fused::dot_rows(H, key_weights_.data(), shape_.batch * shape_.src_len, shape_.enc_dim, key_scores_.data());
+      return;
+    }
     keys_op_.run(H, keys_.data());
+    if (bf16_keys_) fused::to_bf16(keys_.data(), static_cast<std::int64_t>(keys_.size()), keys_bf16_.data());
     if (!use_tanh_) v_op_.run(keys_.data(), key_scores_.data());
   }
 
@@ -58,21 +75,42 @@ class AdditiveScorer final : public Scorer {
   }
 
   void fused_query(const float* s) override {
-    fused_query_op_.run(s, query_.data());
-    // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q once per example.
-    if (!use_tanh_)
-      fused::dot_rows(query_.data(), v_.weight.data(), shape_.batch, shape_.attn_dim, query_scores_.data());
+    // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q = (W^T v).s once per example.
+    if (folded_)
+      fused::dot_rows(s, query_weights_.data(), shape_.batch, shape_.dec_dim, query_scores_.data());
+    else
+      fused_query_op_.run(s, query_.data());
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
     const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    if (use_tanh_) {
+    if (bf16_keys_) {
+      fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+    } else if (use_tanh_) {
       fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
     } else {
       const float* key_scores = key_scores_.data() + b * L;
       const float query_score = query_scores_[static_cast<std::size_t>(b)];
       for (std::int64_t j = 0; j < len; ++j) e_b[j] = key_scores[j] + query_score;
     }
+  }
+
+  // The per-example rows: additive B L A tanh terms, additive_linear one add per position.
+  double fused_score_work(const ScorerShape& shape) const override {
+    const double positions = static_cast<double>(shape.batch * shape.src_len);
+    return use_tanh_ ? kTanhMacs * positions * static_cast<double>(shape.attn_dim) : positions;
+  }
+
+  // M^T v for M = W (A, D) or U (A, E): the vector whose dot with x is v.(M x), summed in double.
+  std::vector<float> transposed_times_v(const LinearParams& M) const {
+    std::vector<float> folded(static_cast<std::size_t>(M.in));
+    for (std::int64_t i = 0; i < M.in; ++i) {
+      double sum = 0.0;
+      for (std::int64_t a = 0; a < M.out; ++a)
+        sum += static_cast<double>(v_.weight[static_cast<std::size_t>(a)]) * M.weight[static_cast<std::size_t>(a * M.in + i)];
+      folded[static_cast<std::size_t>(i)] = static_cast<float>(sum);
+    }
+    return folded;
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -133,6 +171,8 @@ class AdditiveScorer final : public Scorer {
  private:
   ScorerShape shape_;
   bool use_tanh_;
+  bool folded_ = false;     // additive_linear, fused: scores from key_weights_ and query_weights_
+  bool bf16_keys_ = false;  // additive, fused on a bf16 context: scores from keys_bf16_
   LinearParams W_, U_, v_;
   LinearOp keys_op_, query_op_, v_op_;
   LinearBackward query_back_, keys_back_, v_back_;
@@ -140,6 +180,8 @@ class AdditiveScorer final : public Scorer {
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
+  std::vector<float> key_weights_, query_weights_;  // U^T v (E) and W^T v (D) when folded_
+  std::vector<std::uint16_t> keys_bf16_;            // the keys as bf16 (fused::to_bf16), per sequence
 };
 
 std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape) {
@@ -171,15 +213,30 @@ std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& sh
   return std::make_unique<AdditiveScorer>(source, shape, use_tanh);
 }
 
+StageCost additive_keys_cost(const Problem& p, bool use_tanh) {
+  if (p.impl == Impl::onednn || use_tanh) return projected_keys_cost(p);
+  const CostSizes s(p);
+  return linear_cost(s.B * s.L, s.E, 1);  // (U^T v) . h_j
+}
+
 StageCost additive_score_cost(const Problem& p, bool use_tanh) {
   const CostSizes s(p);
+  // fused additive_linear: (W^T v) . s per example, plus the key score per position.
+  if (p.impl == Impl::fused && !use_tanh) return linear_cost(s.B, s.D, 1) + StageCost{s.B * s.L, 4 * 2 * s.B * s.L};
   const StageCost query = linear_cost(s.B, s.D, s.A);
   const double hidden = s.B * s.L * s.A;
   const double elementwise = (use_tanh ? 2 : 1) * hidden;  // K + q, and tanh as one flop
-  // fused: v . act(k_j + q) per position, reading K once; no (B, L, A) tensor.
-  if (p.impl == Impl::fused) return query + StageCost{elementwise + 2 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+  // fused: v . tanh(k_j + q) per position, reading K once; no (B, L, A) tensor.
+  if (p.impl == Impl::fused)
+    return query + StageCost{elementwise + 2 * hidden, streamed_element_bytes(p) * hidden + 4 * (s.A + s.B * s.L)};
   // onednn: K + q (and tanh) over (B, L, A), written once and read again by v.
   return query + StageCost{elementwise, 4 * 2 * hidden} + linear_cost(s.B * s.L, s.A, 1);
+}
+
+StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend) {
+  if (p.impl == Impl::onednn) return score + attend;
+  const CostSizes s(p);
+  return score + StageCost{0, 4 * (s.B * s.L + s.B * s.E)};
 }
 
 ScorerInfo scorer_info_additive() {
@@ -187,7 +244,8 @@ ScorerInfo scorer_info_additive() {
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
           "Bahdanau, Cho, Bengio 2014, arXiv:1409.0473", make_tanh,
           {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}},
-          projected_keys_cost, [](const Problem& p) { return additive_score_cost(p, true); }};
+          [](const Problem& p) { return additive_keys_cost(p, true); },
+          [](const Problem& p) { return additive_score_cost(p, true); }, score_then_attend};
 }
 
 }  // namespace attnbench

@@ -12,8 +12,17 @@ namespace attnbench {
 // Parameters in creation order: W: Linear(D, A), U: Linear(E, A), v: Linear(A, 1), no bias.
 std::unique_ptr<Scorer> make_additive(ParamSource& source, const ScorerShape& shape, bool use_tanh);
 
-// Cost of one `score` step at p: q = W s, then act(k_j + q) and v . over (B, L, A).
+// Cost of keys at p: K = U h_j; the fused additive_linear's key scores (U^T v) . h_j.
+StageCost additive_keys_cost(const Problem& p, bool use_tanh);
+
+// Cost of one `score` step at p: q = W s, then act(k_j + q) and v . over (B, L, A); the
+// fused additive_linear: (W^T v) . s per example plus one add per position.
 StageCost additive_score_cost(const Problem& p, bool use_tanh);
+
+// additive_linear's step from its parts (ScorerInfo::step_cost): fused, its weights and
+// context are computed once per sequence (FusedAttend::prepare), so the step is the score
+// and the copies of alpha (B, L) and c (B, E); oneDNN's is score + attend.
+StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend);
 
 // The backward of e_j = v . act(z_j), z_j = k_j + q, through act, given h = act(z)
 // (B, L, A) and de (B, L): dz = de_j v * act'(z) (tanh' = 1 - h^2), dkeys += dz (B, L, A),

@@ -1,7 +1,6 @@
 // The lesson's ablation: additive attention without tanh. Its W s term is constant
 // over j and cancels in the softmax, so the alignment is the same at every step.
 #include "variants/additive.hpp"
-#include "variants/projected_keys.hpp"
 
 namespace attnbench {
 
@@ -16,7 +15,8 @@ ScorerInfo scorer_info_additive_linear() {
           "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim), v: Linear(attn_dim, 1); no bias",
           "ablation from the lesson (Bahdanau et al. 2014 without the nonlinearity)", make_linear_additive,
           {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}, {"v", "Linear", "attn_dim", "1", false}},
-          projected_keys_cost, [](const Problem& p) { return additive_score_cost(p, false); }};
+          [](const Problem& p) { return additive_keys_cost(p, false); },
+          [](const Problem& p) { return additive_score_cost(p, false); }, linear_additive_step_cost};
 }
 
 }  // namespace attnbench

@@ -1,5 +1,6 @@
 #include "variants/dot.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/fused_kernels.hpp"
@@ -22,7 +23,16 @@ class DotScorer final : public Scorer {
 
   void build(OneDnnContext& ctx, Impl impl) override {
     impl_ = impl;
-    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    from_annotations_ = impl == Impl::fused && dot_scores_from_annotations(shape_);
+    bf16_rows_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
+    const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
+    if (bf16_rows_) rows_bf16_.assign(static_cast<std::size_t>(B * L * (from_annotations_ ? E : A)), 0);
+    if (from_annotations_) {
+      // e_j = (scale U^T W s) . h_j: one (E, D) matrix, then no keys at all.
+      fused_query_op_ = FusedProjection(ctx, B, folded_query_weights());
+      query_.assign(static_cast<std::size_t>(B * E), 0.f);
+      return;
+    }
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
@@ -35,8 +45,11 @@ class DotScorer final : public Scorer {
   }
 
   void prepare(const float* H) override {
-    keys_op_.run(H, keys_.data());
+    annotations_ = H;
+    if (!from_annotations_) keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+    if (bf16_rows_)
+      fused::to_bf16(from_annotations_ ? H : keys_.data(), static_cast<std::int64_t>(rows_bf16_.size()), rows_bf16_.data());
   }
 
   void score(const float* s, float* e) override {
@@ -47,8 +60,40 @@ class DotScorer final : public Scorer {
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
-    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    fused::dot_rows(keys_.data() + b * L * A, query_.data() + b * A, len, A, e_b);
+    const std::int64_t L = shape_.src_len, width = from_annotations_ ? shape_.enc_dim : shape_.attn_dim;
+    const float* q = query_.data() + b * width;
+    if (bf16_rows_)
+      fused::dot_rows(rows_bf16_.data() + b * L * width, q, len, width, e_b);
+    else
+      fused::dot_rows((from_annotations_ ? annotations_ : keys_.data()) + b * L * width, q, len, width, e_b);
+  }
+
+  // The per-example rows: B L E multiply-adds from H, B L A from the keys.
+  double fused_score_work(const ScorerShape& shape) const override {
+    const std::int64_t width = dot_scores_from_annotations(shape) ? shape.enc_dim : shape.attn_dim;
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(width);
+  }
+
+  const std::uint16_t* fused_annotations_bf16() const override {
+    return bf16_rows_ && from_annotations_ ? rows_bf16_.data() : nullptr;
+  }
+
+  // scale U^T W as the weight (E, D) of a Linear(D, E): row i is scale sum_a U[a, i] W[a, :],
+  // summed in double.
+  LinearParams folded_query_weights() const {
+    const std::int64_t A = shape_.attn_dim, D = shape_.dec_dim, E = shape_.enc_dim;
+    LinearParams folded{D, E, std::vector<float>(static_cast<std::size_t>(E * D)), {}};
+    std::vector<double> row(static_cast<std::size_t>(D));
+    for (std::int64_t i = 0; i < E; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (std::int64_t a = 0; a < A; ++a) {
+        const double u = U_.weight[static_cast<std::size_t>(a * E + i)];
+        for (std::int64_t d = 0; d < D; ++d) row[static_cast<std::size_t>(d)] += u * W_.weight[static_cast<std::size_t>(a * D + d)];
+      }
+      for (std::int64_t d = 0; d < D; ++d)
+        folded.weight[static_cast<std::size_t>(i * D + d)] = static_cast<float>(scale_ * row[static_cast<std::size_t>(d)]);
+    }
+    return folded;
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -98,8 +143,12 @@ class DotScorer final : public Scorer {
   BatchedDotBackward dot_back_;
   std::vector<float> dkeys_, dquery_;
   Impl impl_ = Impl::onednn;
+  bool from_annotations_ = false;  // fused: q = scale U^T W s (B, E) against H, no keys
+  bool bf16_rows_ = false;         // fused on a bf16 context: rows_bf16_ holds the scored rows
+  std::vector<std::uint16_t> rows_bf16_;  // H or the keys as bf16 (fused::to_bf16), per sequence
   FusedProjection fused_query_op_;
-  std::vector<float> keys_, query_;
+  std::vector<float> keys_, query_;  // query_: (B, A), or (B, E) from the annotations
+  const float* annotations_ = nullptr;  // H of the last prepare()
 };
 
 std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& shape) {
@@ -108,21 +157,54 @@ std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& sh
 
 }  // namespace
 
+bool dot_scores_from_annotations(const ScorerShape& shape) {
+  return dot_step_work(shape, true).cost() < dot_step_work(shape, false).cost();
+}
+
+DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations) {
+  const double B = static_cast<double>(shape.batch), L = static_cast<double>(shape.src_len),
+               E = static_cast<double>(shape.enc_dim), D = static_cast<double>(shape.dec_dim),
+               A = static_cast<double>(shape.attn_dim);
+  if (from_annotations) return {E * D, B * D * E + B * L * E};
+  return {A * D + B * L * A, B * D * A + B * L * A};
+}
+
 std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled) {
   return std::make_unique<DotScorer>(source, shape, scaled);
 }
 
+namespace {
+
+// Whether p's step is the fused dot scoring from H (dot_scores_from_annotations).
+bool fused_from_annotations(const Problem& p) {
+  return p.impl == Impl::fused &&
+         dot_scores_from_annotations({p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim});
+}
+
+}  // namespace
+
 StageCost dot_score_cost(const Problem& p, bool scaled) {
   const CostSizes s(p);
-  const double scale = scaled ? s.B * s.L : 0;
-  return linear_cost(s.B, s.D, s.A) + StageCost{2 * s.B * s.L * s.A + scale, 4 * (s.B * s.L * s.A + s.B * s.L)};
+  const double rows = streamed_element_bytes(p);
+  if (fused_from_annotations(p))
+    return linear_cost(s.B, s.D, s.E) + StageCost{2 * s.B * s.L * s.E, rows * s.B * s.L * s.E + 4 * s.B * s.L};
+  const double scale = scaled && p.impl == Impl::onednn ? s.B * s.L : 0;  // fused: in q
+  return linear_cost(s.B, s.D, s.A) + StageCost{2 * s.B * s.L * s.A + scale, rows * s.B * s.L * s.A + 4 * s.B * s.L};
+}
+
+StageCost dot_keys_cost(const Problem& p) { return fused_from_annotations(p) ? StageCost{} : projected_keys_cost(p); }
+
+StageCost dot_step_cost(const Problem& p, StageCost score, StageCost attend) {
+  if (!fused_from_annotations(p)) return score + attend;
+  const CostSizes s(p);
+  return score + attend + StageCost{0, -streamed_element_bytes(p) * s.B * s.L * s.E};
 }
 
 ScorerInfo scorer_info_dot() {
   return {"dot", "e_tj = (W s_{t-1}) . (U h_j)", "W: Linear(dec_dim, attn_dim), U: Linear(enc_dim, attn_dim); no bias",
           "Luong, Pham, Manning 2015, arXiv:1508.04025 (dot, on projections)", make_unscaled,
           {{"W", "Linear", "dec_dim", "attn_dim", false}, {"U", "Linear", "enc_dim", "attn_dim", false}},
-          projected_keys_cost, [](const Problem& p) { return dot_score_cost(p, false); }};
+          dot_keys_cost, [](const Problem& p) { return dot_score_cost(p, false); }, dot_step_cost};
 }
 
 }  // namespace attnbench

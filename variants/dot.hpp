@@ -11,7 +11,37 @@ namespace attnbench {
 // scale 1 gives `dot`, 1/sqrt(A) gives `scaled_dot`.
 std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled);
 
-// Cost of one `score` step at p: q = W s, then q . k_j (and the scale) per position.
+// A multiply-add costs about 1/kMacsPerFloatRead of streaming one float from memory: the
+// f32 ridge of the machines measured (132 GFLOP/s over 11.2 GB/s: 24 multiply-adds per
+// float from DRAM; fewer from L3), rounded down to a power of two.
+inline constexpr double kMacsPerFloatRead = 16;
+
+// What scoring costs in one fused dot/scaled_dot step beyond what the step needs anyway
+// (reading H and s for the context, writing e): floats read and multiply-adds.
+//   from keys:        W (A, D) and the keys U h_j (B, L, A);  B D A + B L A multiply-adds;
+//   from annotations: scale U^T W (E, D), H being read anyway; B D E + B L E multiply-adds.
+// Scoring from H saves the keys' traffic (the context reads H in the same pass, from cache)
+// but costs B D E multiply-adds for the folded query instead of B D A.
+struct DotStepWork {
+  double floats = 0, macs = 0;
+  double cost() const { return floats + macs / kMacsPerFloatRead; }
+};
+
+DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations);
+
+// Whether the fused dot scores from H with the folded query (e_j = (scale U^T W s) . h_j):
+// when that costs less (DotStepWork::cost) than scoring the keys.
+bool dot_scores_from_annotations(const ScorerShape& shape);
+
+// Cost of one `score` step at p: q = W s, then q . k_j per position and the scale (oneDNN;
+// the fused q carries it); the fused dot scoring from H: q = (scale U^T W) s, then q . h_j.
 StageCost dot_score_cost(const Problem& p, bool scaled);
+
+// Cost of keys K = U h_j; none for the fused dot scoring from H.
+StageCost dot_keys_cost(const Problem& p);
+
+// The step's cost from its parts (ScorerInfo::step_cost): the fused dot scoring from H
+// reads H (B, L, E) once for the scores and the context.
+StageCost dot_step_cost(const Problem& p, StageCost score, StageCost attend);
 
 }  // namespace attnbench

@@ -22,11 +22,14 @@ class GeneralScorer final : public Scorer {
     keys_op_ = LinearOp(ctx, B * L, W_);
     keys_.assign(static_cast<std::size_t>(B * L * D), 0.f);
     if (impl == Impl::onednn) dot_ = BatchedDot(ctx, B, L, D, 1.f);
+    bf16_keys_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
+    if (bf16_keys_) keys_bf16_.assign(keys_.size(), 0);
   }
 
   void prepare(const float* H) override {
     keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
+    if (bf16_keys_) fused::to_bf16(keys_.data(), static_cast<std::int64_t>(keys_.size()), keys_bf16_.data());
   }
 
   void score(const float* s, float* e) override { dot_.run(s, e); }
@@ -36,7 +39,15 @@ class GeneralScorer final : public Scorer {
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
     const std::int64_t L = shape_.src_len, D = shape_.dec_dim;
-    fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
+    if (bf16_keys_)
+      fused::dot_rows(keys_bf16_.data() + b * L * D, state_ + b * D, len, D, e_b);
+    else
+      fused::dot_rows(keys_.data() + b * L * D, state_ + b * D, len, D, e_b);
+  }
+
+  // The per-example rows: B L D multiply-adds (attn_dim is unused).
+  double fused_score_work(const ScorerShape& shape) const override {
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.dec_dim);
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -77,6 +88,8 @@ class GeneralScorer final : public Scorer {
   std::vector<float> dkeys_;
   Impl impl_ = Impl::onednn;
   std::vector<float> keys_;
+  bool bf16_keys_ = false;                // fused on a bf16 context: scores from keys_bf16_
+  std::vector<std::uint16_t> keys_bf16_;  // the keys as bf16 (fused::to_bf16), per sequence
   const float* state_ = nullptr;  // the s of the last fused_query()
 };
 
@@ -97,7 +110,7 @@ StageCost general_keys_cost(const Problem& p) {
 // score: s . k_j per position, no projection of s.
 StageCost general_score_cost(const Problem& p) {
   const CostSizes s(p);
-  return {2 * s.B * s.L * s.D, 4 * (s.B * s.L * s.D + s.B * s.D + s.B * s.L)};
+  return {2 * s.B * s.L * s.D, streamed_element_bytes(p) * s.B * s.L * s.D + 4 * (s.B * s.D + s.B * s.L)};
 }
 
 }  // namespace
@@ -105,7 +118,7 @@ StageCost general_score_cost(const Problem& p) {
 ScorerInfo scorer_info_general() {
   return {"general", "e_tj = s_{t-1} . (W h_j)", "W: Linear(enc_dim, dec_dim); no bias (attn_dim unused)",
           "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general,
-          {{"W", "Linear", "enc_dim", "dec_dim", false}}, general_keys_cost, general_score_cost};
+          {{"W", "Linear", "enc_dim", "dec_dim", false}}, general_keys_cost, general_score_cost, score_then_attend};
 }
 
 }  // namespace attnbench

@@ -39,6 +39,11 @@ class LocationScorer final : public Scorer {
     std::copy(row, row + len, e_b);
   }
 
+  // The per-example rows: one copy per position (W_a s is fused_query()'s, before them).
+  double fused_score_work(const ScorerShape& shape) const override {
+    return static_cast<double>(shape.batch * shape.src_len);
+  }
+
   std::vector<double> reference_score(std::span<const double> s, std::span<const double>) const override {
     return project_state(W_, s, shape_);
   }
@@ -89,7 +94,8 @@ ScorerInfo scorer_info_location() {
   return {"location", "e_tj = (W_a s_{t-1})_j   (position only, never looks at h_j)",
           "W_a: Linear(dec_dim, src_len); no bias (attn_dim unused)",
           "Luong, Pham, Manning 2015, arXiv:1508.04025 (location)", make_location,
-          {{"W_a", "Linear", "dec_dim", "src_len", false}}, location_keys_cost, location_score_cost};
+          {{"W_a", "Linear", "dec_dim", "src_len", false}}, location_keys_cost, location_score_cost,
+          score_then_attend};
 }
 
 }  // namespace attnbench

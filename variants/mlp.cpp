@@ -1,6 +1,7 @@
 // OpenNMT-py's "mlp" scorer e_tj = v . tanh(W s_{t-1} + b + U h_j): Bahdanau's additive
 // scorer with a bias on the query projection. Parameters in OpenNMT-py's GlobalAttention
 // creation order: U (linear_context, no bias), W (linear_query, with bias), v (no bias).
+#include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
 #include "core/linear_backward.hpp"
@@ -28,6 +29,8 @@ class MlpScorer final : public Scorer {
     keys_op_ = LinearOp(ctx, B * L, U_);
     keys_.assign(static_cast<std::size_t>(B * L * A), 0.f);
     query_.assign(static_cast<std::size_t>(B * A), 0.f);
+    bf16_keys_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
+    if (bf16_keys_) keys_bf16_.assign(keys_.size(), 0);
     if (impl == Impl::onednn) {
       query_op_ = LinearOp(ctx, B, W_);  // adds b
       add_op_ = BinaryAddOp(ctx, {B, L, A}, {B, 1, A}, dnnl::algorithm::eltwise_tanh);
@@ -40,7 +43,10 @@ class MlpScorer final : public Scorer {
     }
   }
 
-  void prepare(const float* H) override { keys_op_.run(H, keys_.data()); }
+  void prepare(const float* H) override {
+    keys_op_.run(H, keys_.data());
+    if (bf16_keys_) fused::to_bf16(keys_.data(), static_cast<std::int64_t>(keys_.size()), keys_bf16_.data());
+  }
 
   void score(const float* s, float* e) override {
     query_op_.run(s, query_.data());
@@ -57,7 +63,15 @@ class MlpScorer final : public Scorer {
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
     const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+    if (bf16_keys_)
+      fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+    else
+      fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b);
+  }
+
+  // The per-example rows: B L A tanh terms, as additive's.
+  double fused_score_work(const ScorerShape& shape) const override {
+    return kTanhMacs * static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.attn_dim);
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -124,6 +138,8 @@ class MlpScorer final : public Scorer {
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, dkeys_, dquery_;
+  bool bf16_keys_ = false;                // fused on a bf16 context: scores from keys_bf16_
+  std::vector<std::uint16_t> keys_bf16_;  // the keys as bf16 (fused::to_bf16), per sequence
 };
 
 std::unique_ptr<Scorer> make_mlp(ParamSource& source, const ScorerShape& shape) {
@@ -136,7 +152,8 @@ StageCost mlp_score_cost(const Problem& p) {
   const StageCost query = linear_cost(s.B, s.D, s.A) + StageCost{s.B * s.A, 4 * s.A};  // + b
   const double hidden = s.B * s.L * s.A;
   // fused: v . tanh(k_j + q) per position, reading K once; no (B, L, A) tensor.
-  if (p.impl == Impl::fused) return query + StageCost{4 * hidden, 4 * (hidden + s.A + s.B * s.L)};
+  if (p.impl == Impl::fused)
+    return query + StageCost{4 * hidden, streamed_element_bytes(p) * hidden + 4 * (s.A + s.B * s.L)};
   // onednn: K + q and tanh over (B, L, A), written once and read again by v.
   return query + StageCost{2 * hidden, 4 * 2 * hidden} + linear_cost(s.B * s.L, s.A, 1);
 }
@@ -150,7 +167,7 @@ ScorerInfo scorer_info_mlp() {
           {{"U", "Linear", "enc_dim", "attn_dim", false},
            {"W", "Linear", "dec_dim", "attn_dim", true},
            {"v", "Linear", "attn_dim", "1", false}},
-          projected_keys_cost, mlp_score_cost};
+          projected_keys_cost, mlp_score_cost, score_then_attend};
 }
 
 }  // namespace attnbench

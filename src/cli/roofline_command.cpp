@@ -89,12 +89,13 @@ void setup_roofline(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand(
       "roofline",
       "Measure the machine's peaks per thread count: f32 and bf16 GFLOP/s of a oneDNN matmul (square\n"
-      "sizes 1024, 1536, 2048; best median of 5 repetitions) and STREAM-triad GB/s (arrays 4x the\n"
-      "last-level cache). Writes results/machine.json, which `run` uses for roofline_pct.");
+      "sizes 1024, 1536, 2048; best median of 5 repetitions), STREAM-triad GB/s (arrays 4x the\n"
+      "last-level cache) and read-only GB/s from DRAM, L3 and L2. Writes results/machine.json,\n"
+      "which `run` uses for roofline_pct (the roof of the level a stage's bytes fit in).");
   sub->add_option("--threads", o->threads, "Thread counts, e.g. 1,2 or 1:4 (default: 1 up to the core count)");
   sub->add_option("--out", o->out, "JSON file to write (default: results/machine.json)");
   sub->add_option("--seconds", o->seconds,
-                  "Seconds each timed repetition runs at least; the run takes about 45x this per thread count")
+                  "Seconds each timed repetition runs at least; the run takes about 60x this per thread count")
       ->capture_default_str();
   sub->callback([o, &exit_code] { exit_code = run_roofline(*o); });
 }

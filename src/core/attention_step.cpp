@@ -15,7 +15,8 @@ AttentionStep run_attention_step(OneDnnContext& ctx, Scorer& scorer, const Score
   out.context.resize(static_cast<std::size_t>(shape.batch * shape.enc_dim));
   scorer.prepare(H.data());
   if (impl == Impl::fused) {
-    const FusedAttend attend(ctx.threads(), shape, lengths);
+    FusedAttend attend(ctx.threads(), shape, lengths, ctx.dtype(), scorer.fused_score_work(shape));
+    attend.prepare(scorer, H.data());
     attend.step(scorer, s.data(), H.data(), out.scores.data(), out.weights.data(), out.context.data());
     return out;
   }

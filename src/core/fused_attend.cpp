@@ -8,17 +8,35 @@
 
 namespace attnbench {
 
-std::int64_t fused_step_macs(const ScorerShape& shape) {
-  return shape.batch * shape.src_len * (std::max(shape.attn_dim, shape.dec_dim) + shape.enc_dim);
+double fused_step_work(const ScorerShape& shape, double score_work) {
+  return score_work + static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.enc_dim);
 }
 
-FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths)
+FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,
+                         double score_work)
     : threads_(threads),
       batch_(shape.batch),
       src_len_(shape.src_len),
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
-      parallel_(threads > 1 && shape.batch > 1 && fused_step_macs(shape) >= kParallelStepMacs) {}
+      parallel_(threads > 1 && shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork),
+      static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
+      static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
+      bf16_(dtype == DType::bf16) {}
+
+void FusedAttend::prepare(const Scorer& scorer, const float* H) {
+  if (bf16_) {
+    annotations_bf16_ = scorer.fused_annotations_bf16();
+    if (!annotations_bf16_) {
+      own_annotations_bf16_.resize(static_cast<std::size_t>(batch_ * src_len_ * enc_dim_));  // once: same size later
+      fused::to_bf16(H, batch_ * src_len_ * enc_dim_, own_annotations_bf16_.data());
+      annotations_bf16_ = own_annotations_bf16_.data();
+    }
+  }
+  const float* static_logits = scorer.alignment_logits();
+  static_ready_ = static_logits != nullptr;
+  if (static_ready_) attend(static_logits, H, static_alpha_.data(), static_context_.data());
+}
 
 template <class PerExample>
 void FusedAttend::for_each_example(PerExample per_example) const {
@@ -43,7 +61,10 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
   float* alpha_b = alpha + b * src_len_;
   fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
-  fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+  if (annotations_bf16_)
+    fused::weighted_sum_rows(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+  else
+    fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
@@ -59,6 +80,14 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
   scorer.fused_query(s);
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
+  if (static_logits && static_ready_) {
+    for_each_example([&](std::int64_t b) {
+      score_example(scorer, b, e);
+      std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
+      std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
+    });
+    return;
+  }
   for_each_example([&](std::int64_t b) {
     score_example(scorer, b, e);
     attend_example(b, logits, H, alpha, c);

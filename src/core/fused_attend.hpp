@@ -9,17 +9,21 @@
 
 namespace attnbench {
 
-// Below this many multiply-adds per step (see fused_step_macs) one thread does all
-// examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on the
-// 2-core AMD EPYC dev machine: 2 threads pay from ~40K for additive (tanh-bound) but
-// only from ~250K for the memory-bound dot, general and additive_linear; 128K splits
-// the difference (the lesson's 960 stays serial, B32/L50/E512/A256's 1.2M runs 1.8x
-// faster on 2).
-inline constexpr std::int64_t kParallelStepMacs = 128 * 1024;
+// Below this much work per step (multiply-add equivalents, fused_step_work) one thread
+// does all examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on
+// the 2-core AMD EPYC dev machine: 2 threads pay from ~250K multiply-adds for the
+// memory-bound dot, general and additive_linear, and from ~40K raw multiply-adds for
+// additive, whose tanh terms weigh kTanhMacs each (B L A tanh terms + B L E context: 11/2
+// x 46K = 256K at A = E).
+inline constexpr double kParallelStepWork = 256 * 1024;
 
-// About the multiply-adds of one fused step: batch * src_len * (key width + enc_dim),
-// the key width being attn_dim or, for `general`, dec_dim (the larger is taken).
-std::int64_t fused_step_macs(const ScorerShape& shape);
+// Multiply-add equivalents of one fast_tanh term (about 20 FMA and integer operations,
+// against one multiply-add for a dot term).
+inline constexpr double kTanhMacs = 10;
+
+// The work of one fused step: the scorer's score pass (Scorer::fused_score_work) plus the
+// context's B L E multiply-adds.
+double fused_step_work(const ScorerShape& shape, double score_work);
 
 // For scores e (B, L), annotations H (B, L, E) and lengths[b] valid positions per
 // example: positions j >= lengths[b] get score -inf and weight exactly 0.f, alpha is
@@ -29,7 +33,17 @@ std::int64_t fused_step_macs(const ScorerShape& shape);
 class FusedAttend {
  public:
   FusedAttend() = default;
-  FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths);
+  // With dtype bf16 the context reads H as bf16 (converted once per sequence in prepare()).
+  // The examples are spread over `threads` when fused_step_work(shape, score_work) >=
+  // kParallelStepWork; score_work is the scorer's fused_score_work(shape).
+  FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,
+              double score_work);
+
+  // Once per sequence, after scorer.prepare(H): with bf16, takes the scorer's bf16 copy of
+  // H or converts H into its own; when the scorer has static alignment logits, its weights
+  // and context do not depend on the step, so they are computed here and step() only copies
+  // them. H must be the annotations step() and attend() are given (with bf16 they read the copy).
+  void prepare(const Scorer& scorer, const float* H);
 
   // Writes e (B, L) for the state s (B, D).
   void score(Scorer& scorer, const float* s, float* e) const;
@@ -37,6 +51,7 @@ class FusedAttend {
   void attend(const float* logits, const float* H, float* alpha, float* c) const;
   // score() then attend() one example at a time, in one loop over the examples; the
   // softmax is over scorer.alignment_logits() when the scorer has them, else over e.
+  // After prepare() for a scorer with static logits, alpha and c are prepare()'s, copied.
   void step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const;
 
   // True when the examples are spread over `threads` OpenMP threads.
@@ -52,6 +67,11 @@ class FusedAttend {
   std::int64_t batch_ = 0, src_len_ = 0, enc_dim_ = 0;
   std::vector<std::int64_t> lengths_;
   bool parallel_ = false;
+  bool static_ready_ = false;                          // prepare() saw static alignment logits
+  std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
+  bool bf16_ = false;
+  const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
+  std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };
 
 }  // namespace attnbench

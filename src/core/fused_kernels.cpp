@@ -15,23 +15,25 @@
 
 namespace attnbench::fused {
 
-ATTNBENCH_ISA_CLONES
-void dot_rows(const float* __restrict rows, const float* __restrict x, std::int64_t n, std::int64_t width,
-              float* __restrict out) {
+namespace {
+
+template <class Row>
+[[gnu::always_inline]] inline void dot_rows_of(const Row* __restrict rows, const float* __restrict x, std::int64_t n,
+                                               std::int64_t width, float* __restrict out) {
   std::int64_t j = 0;
   // Four rows at a time: four independent FMA chains instead of one, each x[k] loaded once.
   for (; j + 4 <= n; j += 4) {
-    const float* __restrict r0 = rows + j * width;
-    const float* __restrict r1 = r0 + width;
-    const float* __restrict r2 = r1 + width;
-    const float* __restrict r3 = r2 + width;
+    const Row* __restrict r0 = rows + j * width;
+    const Row* __restrict r1 = r0 + width;
+    const Row* __restrict r2 = r1 + width;
+    const Row* __restrict r3 = r2 + width;
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
     for (std::int64_t k = 0; k < width; ++k) {
-      s0 += r0[k] * x[k];
-      s1 += r1[k] * x[k];
-      s2 += r2[k] * x[k];
-      s3 += r3[k] * x[k];
+      s0 += load(r0, k) * x[k];
+      s1 += load(r1, k) * x[k];
+      s2 += load(r2, k) * x[k];
+      s3 += load(r3, k) * x[k];
     }
     out[j] = s0;
     out[j + 1] = s1;
@@ -39,24 +41,106 @@ void dot_rows(const float* __restrict rows, const float* __restrict x, std::int6
     out[j + 3] = s3;
   }
   for (; j < n; ++j) {
-    const float* __restrict row = rows + j * width;
+    const Row* __restrict row = rows + j * width;
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-    for (std::int64_t k = 0; k < width; ++k) sum += row[k] * x[k];
+    for (std::int64_t k = 0; k < width; ++k) sum += load(row, k) * x[k];
     out[j] = sum;
   }
 }
 
-ATTNBENCH_ISA_CLONES
-void tanh_dot_rows(const float* __restrict rows, const float* __restrict x, const float* __restrict v,
-                   std::int64_t n, std::int64_t width, float* __restrict out) {
-  for (std::int64_t j = 0; j < n; ++j) {
-    const float* __restrict row = rows + j * width;
+template <class Row>
+[[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* __restrict rows, const float* __restrict x,
+                                                    const float* __restrict v, std::int64_t n, std::int64_t width,
+                                                    float* __restrict out) {
+  std::int64_t j = 0;
+  // Four rows at a time: four independent tanh chains in flight (the loop is bound by
+  // their latency, not by memory), each x[k] and v[k] loaded once for all four.
+  for (; j + 4 <= n; j += 4) {
+    const Row* __restrict r0 = rows + j * width;
+    const Row* __restrict r1 = r0 + width;
+    const Row* __restrict r2 = r1 + width;
+    const Row* __restrict r3 = r2 + width;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::int64_t k = 0; k < width; ++k) {
+      s0 += v[k] * fast_tanh(load(r0, k) + x[k]);
+      s1 += v[k] * fast_tanh(load(r1, k) + x[k]);
+      s2 += v[k] * fast_tanh(load(r2, k) + x[k]);
+      s3 += v[k] * fast_tanh(load(r3, k) + x[k]);
+    }
+    out[j] = s0;
+    out[j + 1] = s1;
+    out[j + 2] = s2;
+    out[j + 3] = s3;
+  }
+  for (; j < n; ++j) {
+    const Row* __restrict row = rows + j * width;
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
-    for (std::int64_t k = 0; k < width; ++k) sum += v[k] * fast_tanh(row[k] + x[k]);
+    for (std::int64_t k = 0; k < width; ++k) sum += v[k] * fast_tanh(load(row, k) + x[k]);
     out[j] = sum;
   }
+}
+
+template <class Row>
+[[gnu::always_inline]] inline void weighted_sum_rows_of(const float* __restrict w, const Row* __restrict rows,
+                                                        std::int64_t n, std::int64_t width, float* __restrict out) {
+  std::fill(out, out + width, 0.f);
+  std::int64_t j = 0;
+  // Four rows at a time: out is loaded and stored once per four rows, not once per row.
+  for (; j + 4 <= n; j += 4) {
+    const Row* __restrict r0 = rows + j * width;
+    const Row* __restrict r1 = r0 + width;
+    const Row* __restrict r2 = r1 + width;
+    const Row* __restrict r3 = r2 + width;
+    const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
+#pragma omp simd
+    for (std::int64_t k = 0; k < width; ++k) out[k] += w0 * load(r0, k) + w1 * load(r1, k) + w2 * load(r2, k) + w3 * load(r3, k);
+  }
+  for (; j < n; ++j) {
+    const Row* __restrict row = rows + j * width;
+    const float weight = w[j];
+#pragma omp simd
+    for (std::int64_t k = 0; k < width; ++k) out[k] += weight * load(row, k);
+  }
+}
+
+
+}  // namespace
+
+// One clone per ISA and row type; each inlines its template above.
+ATTNBENCH_ISA_CLONES
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
+  weighted_sum_rows_of(w, rows, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
+  weighted_sum_rows_of(w, rows, n, width, out);
+}
+
+ATTNBENCH_ISA_CLONES
+void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restrict y) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = to_bf16_bits(x[i]);
 }
 
 ATTNBENCH_ISA_CLONES
@@ -78,29 +162,6 @@ void masked_softmax_row(const float* __restrict logits, std::int64_t len, std::i
 #pragma omp simd
   for (std::int64_t j = 0; j < len; ++j) alpha[j] /= sum;
   std::fill(alpha + len, alpha + src_len, 0.f);
-}
-
-ATTNBENCH_ISA_CLONES
-void weighted_sum_rows(const float* __restrict w, const float* __restrict rows, std::int64_t n, std::int64_t width,
-                       float* __restrict out) {
-  std::fill(out, out + width, 0.f);
-  std::int64_t j = 0;
-  // Four rows at a time: out is loaded and stored once per four rows, not once per row.
-  for (; j + 4 <= n; j += 4) {
-    const float* __restrict r0 = rows + j * width;
-    const float* __restrict r1 = r0 + width;
-    const float* __restrict r2 = r1 + width;
-    const float* __restrict r3 = r2 + width;
-    const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
-#pragma omp simd
-    for (std::int64_t k = 0; k < width; ++k) out[k] += w0 * r0[k] + w1 * r1[k] + w2 * r2[k] + w3 * r3[k];
-  }
-  for (; j < n; ++j) {
-    const float* __restrict row = rows + j * width;
-    const float weight = w[j];
-#pragma omp simd
-    for (std::int64_t k = 0; k < width; ++k) out[k] += weight * row[k];
-  }
 }
 
 }  // namespace attnbench::fused

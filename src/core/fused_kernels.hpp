@@ -8,12 +8,21 @@
 
 namespace attnbench::fused {
 
+// The row loops below also take bf16 rows (std::uint16_t, the upper half of an f32, made by
+// to_bf16): each element is loaded into an f32 register and everything else is f32.
+
+// Writes y[i] = x[i] rounded to bf16 (nearest even, as oneDNN's reorder) for i < n.
+void to_bf16(const float* x, std::int64_t n, std::uint16_t* y);
+
 // Writes out[j] = rows[j, :] . x for j < n; rows is (n, width).
 void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 
 // Writes out[j] = v . tanh(rows[j, :] + x) for j < n (the additive score), without
 // an (n, width) intermediate; rows is (n, width), x and v are (width).
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out);
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out);
 
 // Writes y[i] = fast_tanh(x[i]) for i < n: the tanh tanh_dot_rows uses.
@@ -25,5 +34,6 @@ void masked_softmax_row(const float* logits, std::int64_t len, std::int64_t src_
 
 // Writes out = sum_{j < n} w[j] rows[j, :]; rows is (n, width), out is (width).
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
+void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
 
 }  // namespace attnbench::fused

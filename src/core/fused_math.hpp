@@ -38,18 +38,50 @@ namespace attnbench::fused {
   return two_to_n * expm1_r + (two_to_n - 1.f);
 }
 
+// Returns n / d for d in [1, 2] with multiply-adds only (no divide instruction, whose
+// latency and throughput bound a tanh-heavy loop): r = 24/17 - 8/17 d is 1/d within
+// 1/17 relative, two Newton steps r += r (1 - d r) bring that to (1/17)^4 = 1.2e-5, and
+// Markstein's correction q = n r + r (n - d n r) to about 1e-10 plus the roundings,
+// i.e. within one ulp of n / d (0.5 ulp where the compiler contracts to FMA).
+[[gnu::always_inline]] inline float divide_by_one_to_two(float n, float d) {
+  float r = 24.f / 17.f - (8.f / 17.f) * d;
+  r = r + r * (1.f - d * r);
+  r = r + r * (1.f - d * r);
+  const float q = n * r;
+  return q + r * (n - d * q);
+}
+
 // Returns tanh(x) within 1.5e-7 absolute and 1.8e-7 relative error for every float x
-// (measured on all of them, with and without FMA; tests/fused_kernels_test.cpp checks);
-// ±inf gives ±1, NaN gives NaN. One path for all x: with u = expm1(-2 min(|x|, 9)),
-// tanh(|x|) = -u / (2 + u) (beyond 9 it rounds to 1), then the sign of x.
+// where multiply-adds contract to FMA (the AVX2 and AVX-512 clones), 1.8e-7 and 2.3e-7
+// without FMA (measured on all floats; tests/fused_kernels_test.cpp checks);
+// ±inf gives ±1, NaN gives NaN. One path for all x and no division: with
+// u = expm1(-2 min(|x|, 9)), tanh(|x|) = -u / (2 + u) (beyond 9 it rounds to 1), the
+// quotient by divide_by_one_to_two (2 + u is in (1, 2]), then the sign of x.
 [[gnu::always_inline]] inline float fast_tanh(float x) {
   const std::uint32_t sign = float_bits(x) & 0x80000000u;
   const std::uint32_t magnitude = float_bits(x) ^ sign;
   const std::uint32_t is_nan = mask_if_less(0x7f800000u, magnitude);
   const float clamped = from_bits(std::min(magnitude, float_bits(9.f)) | (magnitude & is_nan));
   const float u = expm1_nonpositive(-2.f * clamped);  // in (-1, 0]
-  const float tanh_of_magnitude = -u / (2.f + u);
+  const float tanh_of_magnitude = divide_by_one_to_two(-u, 2.f + u);
   return from_bits((float_bits(tanh_of_magnitude) & 0x7fffffffu) | sign);
+}
+
+// Loads element i of f32 rows, or of bf16 rows (stored as their upper 16 bits: a shift
+// gives the f32 exactly, on any CPU).
+[[gnu::always_inline]] inline float load(const float* p, std::int64_t i) { return p[i]; }
+[[gnu::always_inline]] inline float load(const std::uint16_t* p, std::int64_t i) {
+  return from_bits(static_cast<std::uint32_t>(p[i]) << 16);
+}
+
+// Returns x rounded to bf16 (nearest, ties to even, as oneDNN's reorder rounds normal
+// floats; denormals are rounded too, where oneDNN flushes them to 0), as its 16 bits; a
+// NaN stays a (quiet) NaN, ±inf stays ±inf.
+[[gnu::always_inline]] inline std::uint16_t to_bf16_bits(float x) {
+  const std::uint32_t bits = float_bits(x);
+  const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  const std::uint32_t is_nan = mask_if_less(0x7f800000u, bits & 0x7fffffffu);
+  return static_cast<std::uint16_t>((rounded & ~is_nan) | (((bits >> 16) | 0x40u) & is_nan));
 }
 
 }  // namespace attnbench::fused

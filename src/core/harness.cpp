@@ -27,7 +27,8 @@ Harness::Harness(OneDnnContext& ctx, Model& model)
       bridge_(ctx, p_.batch, model.bridge, dnnl::algorithm::eltwise_tanh),
       out_(ctx, p_.batch, model.out),
       attend_(p_.impl == Impl::onednn ? Attend(ctx, p_.batch, p_.src_len, p_.enc_dim, model.lengths) : Attend()),
-      fused_(p_.impl == Impl::fused ? FusedAttend(ctx.threads(), model.scorer_shape(), model.lengths) : FusedAttend()),
+      fused_(p_.impl == Impl::fused ? FusedAttend(ctx.threads(), model.scorer_shape(), model.lengths, p_.dtype,
+                                                          model.scorer->fused_score_work(model.scorer_shape())) : FusedAttend()),
       embedded_(zeros(p_.batch * p_.src_len * p_.emb_dim)),
       annotations_(zeros(p_.batch * p_.src_len * p_.enc_dim)),
       final_iter_(zeros(2 * p_.batch * p_.enc_hidden())),
@@ -55,6 +56,7 @@ void Harness::encode() {
 void Harness::prepare_keys() {
   model_.scorer->prepare(annotations_.data());
   if (p_.impl == Impl::onednn) attend_.bind_annotations(annotations_.data());
+  if (p_.impl == Impl::fused) fused_.prepare(*model_.scorer, annotations_.data());
 }
 
 void Harness::score() {

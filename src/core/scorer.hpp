@@ -1,6 +1,7 @@
 // The pluggable part: a scoring function e = score(s, H) and its plain reference.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -54,6 +55,19 @@ class Scorer {
   // and the last fused_query(). Safe to call concurrently for different b.
   virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const = 0;
 
+  // Multiply-add equivalents of one fused score pass's rows (every fused_score_row, the
+  // part the step spreads over threads) at `shape`, for choosing the thread count: the
+  // default is one per element of the scored rows, B L max(A, D); a scorer with costlier
+  // terms (tanh), narrower rows or another algorithm says so.
+  virtual double fused_score_work(const ScorerShape& shape) const {
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(std::max(shape.attn_dim, shape.dec_dim));
+  }
+
+  // The annotations as bf16 bits (fused::to_bf16 of the last prepare()'s H) when the scorer
+  // was built for Impl::fused on a bf16 context and scores from H; nullptr otherwise. The
+  // fused step then reads the context from this copy instead of converting H again.
+  virtual const std::uint16_t* fused_annotations_bf16() const { return nullptr; }
+
   // Scores that differ from score()'s (and the fused rows) by a constant per example and do not depend on s,
   // when the scorer has them (softmax is shift-invariant, so they give the same weights,
   // bit-identical at every step); nullptr otherwise. Valid after prepare().
@@ -100,6 +114,13 @@ struct ScorerInfo {
   StageCost (*keys_cost)(const Problem& p);
   // Cost of stage `score` (one step) at p, computed p.impl's way.
   StageCost (*score_cost)(const Problem& p);
+  // Cost of stage `step` at p given its parts' costs `score` (score_cost) and `attend`
+  // (softmax and context): score_then_attend, their sum, unless p.impl's step shares work
+  // between them (the fused dot scoring from H reads H once for both).
+  StageCost (*step_cost)(const Problem& p, StageCost score, StageCost attend);
 };
+
+// The step of a scorer whose step is its score then the attend: score + attend.
+inline StageCost score_then_attend(const Problem&, StageCost score, StageCost attend) { return score + attend; }
 
 }  // namespace attnbench

@@ -1,6 +1,7 @@
-// Analytic work of one call of a stage: floating-point operations and the bytes of f32
-// tensors it must read and write at least once (README: "Cost model"). The pieces every
-// cost formula is built from; scorers give theirs in ScorerInfo.
+// Analytic work of one call of a stage: floating-point operations and the bytes of the
+// tensors it must read and write at least once, f32 except the fused step's bf16 rows
+// (README: "Cost model"). The pieces every cost formula is built from; scorers give
+// theirs in ScorerInfo.
 #pragma once
 
 #include "core/problem.hpp"
@@ -14,6 +15,13 @@ struct StageCost {
 
 inline StageCost operator+(StageCost a, StageCost b) { return {a.flops + b.flops, a.bytes + b.bytes}; }
 inline StageCost operator*(double k, StageCost a) { return {k * a.flops, k * a.bytes}; }
+
+// Bytes per element of the per-sequence rows a step streams (keys, H): the fused step keeps
+// them as bf16 under --dtype bf16 (converted once per sequence); everything else is f32
+// (oneDNN's bf16 converts per call, so its compulsory f32 traffic is unchanged).
+inline double streamed_element_bytes(const Problem& p) {
+  return p.impl == Impl::fused && p.dtype == DType::bf16 ? 2 : 4;
+}
 
 // dst (rows, out) = src (rows, in) x W^T (+ bias): weights, input and output once.
 inline StageCost linear_cost(double rows, double in, double out) {

@@ -19,14 +19,16 @@ StageCost cost_keys(const Problem& p) { return find_scorer(p.scorer).keys_cost(p
 
 StageCost cost_score(const Problem& p) { return find_scorer(p.scorer).score_cost(p); }
 
+// Masked softmax over (B, L), then c = alpha H with H streamed at streamed_element_bytes.
 StageCost cost_attend(const Problem& p) {
   const CostSizes s(p);
   const StageCost softmax{5 * s.B * s.L, 4 * 2 * s.B * s.L};  // max, subtract, exp, sum, divide
-  const StageCost context{2 * s.B * s.L * s.E, 4 * (s.B * s.L + s.B * s.L * s.E + s.B * s.E)};
+  const StageCost context{2 * s.B * s.L * s.E,
+                          streamed_element_bytes(p) * s.B * s.L * s.E + 4 * (s.B * s.L + s.B * s.E)};
   return softmax + context;
 }
 
-StageCost cost_step(const Problem& p) { return cost_score(p) + cost_attend(p); }
+StageCost cost_step(const Problem& p) { return find_scorer(p.scorer).step_cost(p, cost_score(p), cost_attend(p)); }
 
 StageCost cost_cell(const Problem& p) {
   const CostSizes s(p);

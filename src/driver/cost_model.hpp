@@ -1,6 +1,7 @@
 // Analytic work of one call of a timed stage (driver/stages.def): floating-point
-// operations and the bytes of f32 tensors it must read and write at least once
-// (README: "Cost model"). The scorer's own stages come from its ScorerInfo.
+// operations and the bytes of the tensors it must read and write at least once
+// (README: "Cost model"). The scorer's own stages (keys, score, step from score and
+// attend) come from its ScorerInfo; this file names no scorer.
 #pragma once
 
 #include <string_view>

@@ -16,12 +16,31 @@ double intensity_of(const StageCost& cost) {
 }
 }  // namespace
 
+std::string Roofline::memory_level(int threads, double working_set) const {
+  const auto found = by_threads.find(threads);
+  if (found == by_threads.end()) return "";
+  const Peak& peak = found->second;
+  if (peak.l2_gbps && l2_bytes > 0 && working_set <= threads * l2_bytes) return "L2";
+  if (peak.l3_gbps && l3_bytes > 0 && working_set <= l3_bytes) return "L3";
+  return peak.read_gbps ? "DRAM" : "triad";
+}
+
+std::optional<double> Roofline::memory_gbps(int threads, double working_set) const {
+  const std::string level = memory_level(threads, working_set);
+  if (level.empty()) return std::nullopt;
+  const Peak& peak = by_threads.at(threads);
+  if (level == "L2") return peak.l2_gbps;
+  if (level == "L3") return peak.l3_gbps;
+  if (level == "DRAM") return peak.read_gbps;
+  return peak.gbps;
+}
+
 double Roofline::percent(int threads, DType dtype, const StageCost& cost, double ns) const {
   const auto found = by_threads.find(threads);
   if (found == by_threads.end() || ns <= 0) return std::numeric_limits<double>::quiet_NaN();
   const std::optional<double> compute = found->second.compute_gflops(dtype);
   if (!compute) return std::numeric_limits<double>::quiet_NaN();
-  const double attainable = std::min(*compute, intensity_of(cost) * found->second.gbps);
+  const double attainable = std::min(*compute, intensity_of(cost) * *memory_gbps(threads, cost.bytes));
   return 100.0 * (cost.flops / ns) / attainable;
 }
 
@@ -30,7 +49,7 @@ std::string Roofline::bound(int threads, DType dtype, const StageCost& cost) con
   if (found == by_threads.end()) return "";
   const std::optional<double> compute = found->second.compute_gflops(dtype);
   if (!compute) return "";
-  return intensity_of(cost) * found->second.gbps < *compute ? "memory" : "compute";
+  return intensity_of(cost) * *memory_gbps(threads, cost.bytes) < *compute ? "memory" : "compute";
 }
 
 std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json) {
@@ -40,10 +59,22 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
     const nlohmann::json doc = nlohmann::json::parse(in);
     Roofline roofline;
     for (const auto& [threads, entry] : doc.at("threads").items()) {
-      Peak peak{entry.at("f32_gflops").get<double>(), entry.at("gbps").get<double>(), std::nullopt};
-      if (entry.contains("bf16_gflops") && !entry["bf16_gflops"].is_null())
-        peak.bf16_gflops = entry["bf16_gflops"].get<double>();
+      Peak peak;
+      peak.gflops = entry.at("f32_gflops").get<double>();
+      peak.gbps = entry.at("gbps").get<double>();
+      const auto optional_number = [&](const char* key) {
+        return entry.contains(key) && !entry[key].is_null() ? std::optional<double>(entry[key].get<double>())
+                                                            : std::nullopt;
+      };
+      peak.bf16_gflops = optional_number("bf16_gflops");
+      peak.read_gbps = optional_number("read_gbps");
+      peak.l2_gbps = optional_number("l2_gbps");
+      peak.l3_gbps = optional_number("l3_gbps");
       roofline.by_threads[std::stoi(threads)] = peak;
+    }
+    if (doc.contains("caches")) {
+      roofline.l2_bytes = doc["caches"].value("l2_bytes", 0.0);
+      roofline.l3_bytes = doc["caches"].value("l3_bytes", 0.0);
     }
     return roofline;
   } catch (const std::exception& e) {

@@ -7,14 +7,20 @@
 //       "1": {"f32_gflops": 80.1,        best median GFLOP/s of an f32 oneDNN matmul
 //             "bf16_gflops": 160.3,      the same with bf16 inputs, f32 accumulation and dst;
 //                                        null (or absent) when oneDNN has no bf16 matmul here
-//             "gbps": 25.0},             best median GB/s of a STREAM triad a = b + s c
+//             "gbps": 25.0,              best median GB/s of a STREAM triad a = b + s c
 //                                        (3 x 4 bytes per element, arrays >> last-level cache)
+//             "read_gbps": 30.0,         median GB/s of a read-only sum over arrays >> last-level cache
+//             "l2_gbps": 150.0,          the same over half of each thread's L2
+//             "l3_gbps": 60.0},          the same over half of the L3; each null when not measured
 //       "2": {...}
 //     },
+//     "caches": {"l2_bytes": 1048576,    one core's L2 and the (shared) L3, 0 when unknown
+//                "l3_bytes": 33554432},
 //     "cpu_model": "...", "onednn_isa": "avx512_core_bf16", "measured_utc": "2026-11-30T04:00:00Z",
 //     "command": "attnbench roofline --threads 1,2 ...", ...   provenance; the loader ignores it
 //   }
-// Only "threads" with f32_gflops and gbps is required (files written before bf16 was measured load too).
+// Only "threads" with f32_gflops and gbps is required (files written before bf16 or the
+// read-only bandwidths were measured load too).
 #pragma once
 
 #include <filesystem>
@@ -29,8 +35,11 @@ namespace attnbench {
 
 struct Peak {
   double gflops = 0;                  // f32 matmul
-  double gbps = 0;                    // streaming
+  double gbps = 0;                    // streaming triad (reads and writes DRAM)
   std::optional<double> bf16_gflops;  // bf16 matmul; unset when not measured or unsupported
+  std::optional<double> read_gbps;    // read-only from DRAM; unset when not measured
+  std::optional<double> l2_gbps;      // read-only from L2
+  std::optional<double> l3_gbps;      // read-only from L3
 
   // The compute roof for `dtype`; unset for bf16 when bf16_gflops is.
   std::optional<double> compute_gflops(DType dtype) const {
@@ -40,14 +49,25 @@ struct Peak {
 
 struct Roofline {
   std::map<int, Peak> by_threads;
+  double l2_bytes = 0;  // one core's L2; 0 when unknown
+  double l3_bytes = 0;  // the L3; 0 when unknown
 
-  // 100 x achieved GFLOP/s over min(peak GFLOP/s, intensity x peak GB/s) at `threads`, with
-  // the bf16 peak for bf16 (NaN when that thread count or dtype was not measured).
+  // The memory roof (GB/s) for a stage whose compulsory bytes are `working_set` at `threads`,
+  // repeated as the benchmarks repeat it: L2's when it fits in threads x l2_bytes, else L3's
+  // when it fits in l3_bytes, else the DRAM read-only figure, else the triad (each level
+  // only when measured). Unset when `threads` was not measured.
+  std::optional<double> memory_gbps(int threads, double working_set) const;
+  // "L2", "L3", "DRAM" (read-only) or "triad": the level memory_gbps takes; empty when unmeasured.
+  std::string memory_level(int threads, double working_set) const;
+
+  // 100 x achieved GFLOP/s over min(peak GFLOP/s, intensity x memory_gbps(threads, bytes))
+  // at `threads`, with the bf16 peak for bf16 (NaN when that thread count or dtype was not
+  // measured).
   double percent(int threads, DType dtype, const StageCost& cost, double ns) const;
 
   // Which roof limits a stage at `threads`: "memory" when its arithmetic intensity
-  // (flops / bytes) times the peak GB/s is below the peak f32 GFLOP/s (left of the ridge
-  // point), else "compute" (also for zero bytes). Empty when `threads` or dtype was not measured.
+  // (flops / bytes) times memory_gbps(threads, bytes) is below the peak GFLOP/s (left of the
+  // ridge point), else "compute" (also for zero bytes). Empty when `threads` or dtype was not measured.
   std::string bound(int threads, DType dtype, const StageCost& cost) const;
 };
 

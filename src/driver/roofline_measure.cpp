@@ -1,5 +1,6 @@
 #include "driver/roofline_measure.hpp"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "core/matmul_op.hpp"
 #include "core/problem.hpp"
@@ -53,28 +55,24 @@ MatmulOp square_matmul(OneDnnContext& ctx, std::int64_t n) {
   return MatmulOp(ctx, square, square, square, {}, WeightsLayout::preferred);
 }
 
+// The size of a sysfs cache entry ("32K", "1024K", "32M") in bytes, 0 when unreadable.
+std::size_t parse_cache_size(const std::string& size) {
+  if (size.empty()) return 0;
+  std::size_t unit = 1;
+  if (size.back() == 'K') unit = 1024;
+  if (size.back() == 'M') unit = 1024 * 1024;
+  try {
+    return std::stoull(size) * unit;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 // The size of the highest-level CPU cache in bytes, 0 when unknown.
 std::size_t last_level_cache_bytes() {
-  namespace fs = std::filesystem;
-  int best_level = 0;
   std::size_t best = 0;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", error)) {
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-    int level = 0;
-    std::string size;
-    std::ifstream(entry.path() / "level") >> level;
-    std::ifstream(entry.path() / "size") >> size;
-    if (size.empty() || level < best_level) continue;
-    std::size_t unit = 1;
-    if (size.back() == 'K') unit = 1024;
-    if (size.back() == 'M') unit = 1024 * 1024;
-    try {
-      best = std::stoull(size) * unit;
-      best_level = level;
-    } catch (const std::exception&) {
-    }
-  }
+  for (int level = 1; level <= 4; ++level)
+    if (const std::size_t bytes = cache_bytes(level)) best = bytes;
   if (best == 0) {
     const long conf = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (conf > 0) best = static_cast<std::size_t>(conf);
@@ -89,6 +87,21 @@ std::string fixed(double value, int decimals) {
 }
 
 }  // namespace
+
+std::size_t cache_bytes(int level) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", error)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    int found = 0;
+    std::string type, size;
+    std::ifstream(entry.path() / "level") >> found;
+    std::ifstream(entry.path() / "type") >> type;
+    std::ifstream(entry.path() / "size") >> size;
+    if (found == level && type != "Instruction") return parse_cache_size(size);
+  }
+  return 0;
+}
 
 std::size_t default_stream_elements() {
   const std::size_t llc = last_level_cache_bytes();
@@ -155,6 +168,55 @@ double measure_stream_gbps(int threads, std::size_t elements, int repetitions, d
   return 3.0 * sizeof(float) * static_cast<double>(elements) / ns;
 }
 
+namespace {
+// Sums a[begin, end) with sixteen independent partial sums (vectorizable without
+// -ffast-math), compiled for AVX-512, AVX2 and baseline x86-64 like the fused kernels, so
+// that cache bandwidth is measured with the widest loads the CPU has.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+float sum_range(const float* __restrict a, std::int64_t begin, std::int64_t end) {
+  float partial[16] = {};
+  std::int64_t i = begin;
+  for (; i + 16 <= end; i += 16)
+    for (int k = 0; k < 16; ++k) partial[k] += a[i + k];
+  for (; i < end; ++i) partial[0] += a[i];
+  float total = 0.f;
+  for (const float p : partial) total += p;
+  return total;
+}
+}  // namespace
+
+double measure_read_gbps(int threads, std::size_t elements, int repetitions, double seconds) {
+  const auto n = static_cast<std::int64_t>(elements);
+  const auto data = std::make_unique_for_overwrite<float[]>(elements);
+  float* const a = data.get();
+  const std::int64_t passes = std::max<std::int64_t>(1, (std::int64_t{64} << 20) / (n * 4));
+  // Thread t of `count` owns [n t / count, n (t + 1) / count), the same in both regions.
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), count = omp_get_num_threads();
+    for (std::int64_t i = n * t / count; i < n * (t + 1) / count; ++i) a[i] = 1.f;
+  }
+  double total = 0;
+  const double ns = median_ns_per_call(
+      [&] {
+        double sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+        {
+          const std::int64_t t = omp_get_thread_num(), count = omp_get_num_threads();
+          for (std::int64_t pass = 0; pass < passes; ++pass) {
+            asm volatile("" : : "r"(a) : "memory");  // each pass reads the array again
+            sum += sum_range(a, n * t / count, n * (t + 1) / count);
+          }
+        }
+        total = sum;
+      },
+      repetitions, seconds);
+  if (!(total > 0)) throw std::runtime_error("read-only sum: wrong result");
+  return sizeof(float) * static_cast<double>(elements) * static_cast<double>(passes) / ns;
+}
+
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
   ThreadPeaks peaks;
   peaks.threads = threads;
@@ -168,6 +230,11 @@ ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
   }
   peaks.stream_elements = settings.stream_elements ? settings.stream_elements : default_stream_elements();
   peaks.gbps = measure_stream_gbps(threads, peaks.stream_elements, settings.repetitions, settings.seconds);
+  peaks.read_gbps = measure_read_gbps(threads, peaks.stream_elements, settings.repetitions, settings.seconds);
+  if (const std::size_t l2 = cache_bytes(2))
+    peaks.l2_gbps = measure_read_gbps(threads, threads * l2 / 2 / sizeof(float), settings.repetitions, settings.seconds);
+  if (const std::size_t l3 = cache_bytes(3))
+    peaks.l3_gbps = measure_read_gbps(threads, l3 / 2 / sizeof(float), settings.repetitions, settings.seconds);
   return peaks;
 }
 
@@ -180,10 +247,13 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
   nlohmann::json bf16_reason = nullptr;
   std::size_t stream_elements = settings.stream_elements;
   for (const ThreadPeaks& p : peaks) {
-    doc["threads"][std::to_string(p.threads)] = {
-        {"f32_gflops", p.f32.gflops},
-        {"bf16_gflops", p.bf16 ? nlohmann::json(p.bf16->gflops) : nlohmann::json(nullptr)},
-        {"gbps", p.gbps}};
+    const auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    doc["threads"][std::to_string(p.threads)] = {{"f32_gflops", p.f32.gflops},
+                                                 {"bf16_gflops", p.bf16 ? nlohmann::json(p.bf16->gflops) : nlohmann::json(nullptr)},
+                                                 {"gbps", p.gbps},
+                                                 {"read_gbps", optional(p.read_gbps)},
+                                                 {"l2_gbps", optional(p.l2_gbps)},
+                                                 {"l3_gbps", optional(p.l3_gbps)}};
     if (impl["f32"].is_null()) impl["f32"] = p.f32.impl;
     if (p.bf16 && impl["bf16"].is_null()) impl["bf16"] = p.bf16->impl;
     if (!p.bf16 && bf16_reason.is_null()) bf16_reason = p.bf16_reason;
@@ -195,6 +265,7 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
   doc["onednn_version"] = machine["onednn_version"];
   doc["onednn_isa"] = machine["onednn_isa"];
   doc["matmul_impl"] = impl;
+  doc["caches"] = {{"l2_bytes", cache_bytes(2)}, {"l3_bytes", cache_bytes(3)}};
   doc["bf16_reason"] = bf16_reason;
   doc["method"] = {{"matmul_sizes", settings.matmul_sizes},
                    {"stream_elements", stream_elements},
@@ -208,14 +279,16 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
 std::string roofline_table(const std::vector<ThreadPeaks>& peaks) {
   std::ostringstream out;
   char line[160];
-  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %14s\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
-                "triad GB/s", "ridge flop/B");
+  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %12s %10s %10s %14s\n", "threads", "f32 GFLOP/s",
+                "bf16 GFLOP/s", "triad GB/s", "read GB/s", "L3 GB/s", "L2 GB/s", "ridge flop/B");
   out << line;
+  const auto optional = [](const std::optional<double>& v) { return v ? fixed(*v, 1) : std::string("n/a"); };
   for (const ThreadPeaks& p : peaks) {
     const std::string f32 = fixed(p.f32.gflops, 1) + " (n=" + std::to_string(p.f32.size) + ")";
     const std::string bf16 = p.bf16 ? fixed(p.bf16->gflops, 1) + " (n=" + std::to_string(p.bf16->size) + ")" : "n/a";
-    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %14s\n", p.threads, f32.c_str(), bf16.c_str(),
-                  fixed(p.gbps, 1).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str());
+    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %12s %10s %10s %14s\n", p.threads, f32.c_str(),
+                  bf16.c_str(), fixed(p.gbps, 1).c_str(), optional(p.read_gbps).c_str(), optional(p.l3_gbps).c_str(),
+                  optional(p.l2_gbps).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str());
     out << line;
   }
   return out.str();

@@ -36,7 +36,14 @@ struct ThreadPeaks {
   std::string bf16_reason;         // why bf16 was not measured; empty when it was
   double gbps = 0;
   std::size_t stream_elements = 0;
+  std::optional<double> read_gbps;  // read-only sums: over stream_elements floats (DRAM),
+  std::optional<double> l2_gbps;    // half of each thread's L2,
+  std::optional<double> l3_gbps;    // half of the L3; unset when that cache's size is unknown
 };
+
+// A cache level's size in bytes as sysfs gives it for cpu0 (level 2: one core's L2;
+// level 3: the L3), 0 when unknown.
+std::size_t cache_bytes(int level);
 
 // Floats per triad array: 4x the last-level cache (sysfs), at least 16 Mi, and the three
 // arrays together at most 1/8 of available memory.
@@ -57,6 +64,11 @@ MatmulPeak measure_matmul_peak(OneDnnContext& ctx, const std::vector<std::int64_
 // Median GB/s of a[i] = b[i] + s c[i] over `elements` floats per array on `threads` OpenMP
 // threads (arrays first touched by the same threads), counting 3 x 4 bytes per element.
 double measure_stream_gbps(int threads, std::size_t elements, int repetitions, double seconds);
+
+// Median GB/s of a read-only sum over `elements` floats split evenly over `threads` OpenMP
+// threads (each reads its own part, first touched by it), 4 bytes per element; each call
+// reads the array as many times as make 64 MiB, so small (cached) arrays are timed too.
+double measure_read_gbps(int threads, std::size_t elements, int repetitions, double seconds);
 
 // Every figure at one thread count, on a OneDnnContext with that many threads.
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings);

@@ -326,5 +326,21 @@ TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
   }
 }
 
+TEST(FusedStepThreshold, StaticWeightsGoParallelOnlyForTheirCopies) {
+  // additive_linear at the mid size (B32 L50 E512): the context pass (819K multiply-adds) would
+  // go parallel, but once prepare() has its weights and context a step scores 1.6K positions
+  // and copies 32 x (50 + 512) floats: serial. At 10x the batch and E 4096 the copies pay.
+  ParamSource source(InitKind::fast, 1);
+  const auto attend = [&](const ScorerShape& shape) {
+    const double work = find_scorer("additive_linear").make(source, shape)->fused_score_work(shape);
+    return FusedAttend(2, shape, std::vector<std::int64_t>(static_cast<std::size_t>(shape.batch), shape.src_len),
+                       DType::f32, work);
+  };
+  const FusedAttend mid = attend({32, 50, 512, 256, 256});
+  EXPECT_TRUE(mid.parallel());
+  EXPECT_FALSE(mid.parallel_when_static());
+  EXPECT_TRUE(attend({320, 50, 4096, 256, 256}).parallel_when_static());
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -20,6 +20,9 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
       parallel_(threads > 1 && shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork),
+      parallel_static_(threads > 1 && shape.batch > 1 &&
+                       score_work + static_cast<double>(shape.batch * (shape.src_len + shape.enc_dim)) >=
+                           kParallelStepWork),
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16) {}
@@ -39,8 +42,8 @@ void FusedAttend::prepare(const Scorer& scorer, const float* H) {
 }
 
 template <class PerExample>
-void FusedAttend::for_each_example(PerExample per_example) const {
-  if (parallel_) {
+void FusedAttend::for_each_example(bool parallel, PerExample per_example) const {
+  if (parallel) {
     // Round-robin: lengths fall from the first example to the last.
 #pragma omp parallel for num_threads(threads_) schedule(static, 1)
     for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
@@ -69,11 +72,11 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
   scorer.fused_query(s);
-  for_each_example([&](std::int64_t b) { score_example(scorer, b, e); });
+  for_each_example(parallel_, [&](std::int64_t b) { score_example(scorer, b, e); });
 }
 
 void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
-  for_each_example([&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
+  for_each_example(parallel_, [&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
 }
 
 void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const {
@@ -81,14 +84,14 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
   if (static_logits && static_ready_) {
-    for_each_example([&](std::int64_t b) {
+    for_each_example(parallel_static_, [&](std::int64_t b) {
       score_example(scorer, b, e);
       std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
       std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
     });
     return;
   }
-  for_each_example([&](std::int64_t b) {
+  for_each_example(parallel_, [&](std::int64_t b) {
     score_example(scorer, b, e);
     attend_example(b, logits, H, alpha, c);
   });

@@ -56,17 +56,20 @@ class FusedAttend {
 
   // True when the examples are spread over `threads` OpenMP threads.
   bool parallel() const { return parallel_; }
+  // The same for a step that copies prepare()'s static weights and context: its work is the
+  // score rows and B (L + E) copies, so it goes parallel only at far larger sizes.
+  bool parallel_when_static() const { return parallel_static_; }
 
  private:
   template <class PerExample>
-  void for_each_example(PerExample per_example) const;
+  void for_each_example(bool parallel, PerExample per_example) const;
   void score_example(const Scorer& scorer, std::int64_t b, float* e) const;
   void attend_example(std::int64_t b, const float* logits, const float* H, float* alpha, float* c) const;
 
   int threads_ = 1;
   std::int64_t batch_ = 0, src_len_ = 0, enc_dim_ = 0;
   std::vector<std::int64_t> lengths_;
-  bool parallel_ = false;
+  bool parallel_ = false, parallel_static_ = false;
   bool static_ready_ = false;                          // prepare() saw static alignment logits
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
   bool bf16_ = false;

@@ -195,8 +195,13 @@ def _pair_findings(run, a, b, split):
 
 def findings_text(run):
     """The section "Does tanh matter? Does scaling matter?" as plain text, numbers from the run."""
-    command = run["meta"].get("command", "?")
-    lines = ["Does tanh matter? Does scaling matter?", f"  measured by: {command}", f"  run folder: {run['dir']}"]
+    shards = run["meta"].get("merged_from") or []
+    commands = [s.get("command", "?") for s in shards] or [run["meta"].get("command", "?")]
+    lines = ["Does tanh matter? Does scaling matter?"]
+    lines += [f"  measured by: {command}" for command in commands]
+    if shards:
+        lines.append(f"  merged by: attnbench merge of those {len(shards)} shards")
+    lines.append(f"  run folder: {run['dir']}")
     tanh = _pair_findings(run, "additive", "additive_linear", [])
     scale = _pair_findings(run, "dot", "scaled_dot", ["attn_dim"])
     lines.append("  tanh (additive vs additive_linear):" if tanh else "  tanh: this run trains no additive/additive_linear pair")

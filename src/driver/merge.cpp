@@ -164,7 +164,8 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
     meta["merged_from"].push_back({{"folder", shards[i].string()}, {"shard", shard},
                                    {"status", metas[i].value("status", "")},
                                    {"host", metas[i].value("/build/host"_json_pointer, std::string())},
-                                   {"cpu_model", metas[i].value("/build/cpu_model"_json_pointer, std::string())}});
+                                   {"cpu_model", metas[i].value("/build/cpu_model"_json_pointer, std::string())},
+                                   {"command", metas[i].value("command", std::string())}});
     complete = complete && metas[i].value("status", "") == "complete";
     shard_names.insert(shard);
   }

@@ -58,7 +58,8 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
   try {
     const nlohmann::json doc = nlohmann::json::parse(in);
     Roofline roofline;
-    for (const auto& [threads, entry] : doc.at("threads").items()) {
+    for (const auto& item : doc.at("threads").items()) {
+      const nlohmann::json& entry = item.value();  // not a structured binding: clang 14 cannot capture one
       Peak peak;
       peak.gflops = entry.at("f32_gflops").get<double>();
       peak.gbps = entry.at("gbps").get<double>();
@@ -70,7 +71,7 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
       peak.read_gbps = optional_number("read_gbps");
       peak.l2_gbps = optional_number("l2_gbps");
       peak.l3_gbps = optional_number("l3_gbps");
-      roofline.by_threads[std::stoi(threads)] = peak;
+      roofline.by_threads[std::stoi(item.key())] = peak;
     }
     if (doc.contains("caches")) {
       roofline.l2_bytes = doc["caches"].value("l2_bytes", 0.0);

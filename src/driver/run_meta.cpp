@@ -2,7 +2,6 @@
 
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "core/onednn_context.hpp"
+#include "driver/run_journal.hpp"
 
 namespace attnbench {
 
@@ -97,16 +97,7 @@ std::vector<std::string> timing_warnings(const nlohmann::json& machine) {
 std::string sha256_of_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr);
-  std::string hex;
-  char pair[3];
-  for (unsigned int i = 0; i < size; ++i) {
-    std::snprintf(pair, sizeof pair, "%02x", digest[i]);
-    hex += pair;
-  }
-  return hex;
+  return sha256_hex(bytes);
 }
 
 std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json& here) {

@@ -14,6 +14,10 @@ metric").
                                        train.csv, train_final.csv, train_attention.csv)
     key_columns(binary, "timing.csv")  its key columns
     value_columns(binary, "timing.csv")
+    folder_files(binary, "train")      the data files of a run folder of that kind ("run", "train"),
+                                       in the journal's order
+    row_key_width(binary, "train", "train.csv")  how many leading cells key a row of that file
+                                       (train.csv: the training's key and step)
 
 `binary` None means default_binary(): $ATTNBENCH_BINARY, else <repo>/build/attnbench.
 A binary that cannot be run raises ListsError with one line saying why.
@@ -87,6 +91,14 @@ def key_columns(binary: Optional[str], file: str) -> List[str]:
 
 def value_columns(binary: Optional[str], file: str) -> List[str]:
     return list(lists(binary)["files"][file]["values"])
+
+
+def folder_files(binary: Optional[str], kind: str) -> List[str]:
+    return [f["name"] for f in lists(binary)["folders"][kind]]
+
+
+def row_key_width(binary: Optional[str], kind: str, file: str) -> int:
+    return next(f["row_key"] for f in lists(binary)["folders"][kind] if f["name"] == file)
 
 
 def columns(binary: Optional[str], file: str) -> List[str]:

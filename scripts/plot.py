@@ -734,14 +734,15 @@ def main(argv):
     if bad or not formats:
         print(f"plot.py: --format: bad value '{args.format}': expected a comma list of png, svg", file=sys.stderr)
         return 2
-    if train_figures.is_train_run(args.run):  # an `attnbench train` folder: its own figures
-        return train_figures.plot_main(args.run, args.out or os.path.join(args.run, "figures"), formats)
+    train = train_figures.is_train_run(args.run)  # an `attnbench train` folder: its own figures
     try:
-        run = load_run(args.run)
+        run = train_figures.load_train_run(args.run) if train else load_run(args.run)
     except (OSError, ValueError, KeyError) as error:
         print(f"plot.py: {error}" if isinstance(error, run_folder.RunFolderError)
               else f"plot.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
+    if train:
+        return train_figures.plot_main(run, args.out or os.path.join(args.run, "figures"), formats)
     try:
         written, notes, errors = write_figures(run, args.out or os.path.join(args.run, "figures"), formats,
                                                args.attnbench or default_attnbench())

@@ -495,14 +495,15 @@ def main(argv):
     parser.add_argument("run", help="run folder (timing.csv, samples.csv, entropy.csv, meta.json)")
     parser.add_argument("--attnbench", help="the attnbench binary, for the heatmaps' probes (default build/attnbench)")
     args = parser.parse_args(argv[1:])
-    if train_figures.is_train_run(args.run):  # an `attnbench train` folder: table, findings, figures
-        return train_figures.report_main(args.run)
+    train = train_figures.is_train_run(args.run)  # an `attnbench train` folder: table, findings, figures
     try:
-        run = plot.load_run(args.run)
+        run = train_figures.load_train_run(args.run) if train else plot.load_run(args.run)
     except (OSError, ValueError, KeyError) as error:
         print(f"report.py: {error}" if isinstance(error, plot.run_folder.RunFolderError)
               else f"report.py: cannot read run folder {args.run}: {error}", file=sys.stderr)
         return 2
+    if train:
+        return train_figures.report_main(run)
     path = os.path.join(args.run, "report.html")
     try:
         written, notes, errors = plot.write_figures(run, os.path.join(args.run, "figures"), plot.FORMATS,

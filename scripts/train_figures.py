@@ -1,6 +1,8 @@
 """Figures, table and findings of an `attnbench train` run folder (plot.py and report.py call it).
 
-Reads RUN/train.csv, train_final.csv, train_attention.csv and meta.json (results/README.md) and writes:
+Reads the committed rows of RUN/train.csv, train_final.csv, train_attention.csv (scripts/lib/run_folder.py:
+what the journal commits; a damaged file raises RunFolderError "file:line: reason") and meta.json
+(results/README.md) and writes:
 
     train_curves       token_acc and align_acc against step, one panel per task, a line per scorer
                        (mean over seeds), the seeds' min..max as a band
@@ -10,10 +12,9 @@ and, as text, the final table (mean and spread over seeds) and the findings
 "Does tanh matter? Does scaling matter?" with the measured numbers and the command that made them.
 """
 
-import csv
-import json
 import os
 import statistics
+import sys
 from collections import defaultdict
 
 import matplotlib
@@ -21,6 +22,9 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import run_folder  # noqa: E402  (scripts/lib/run_folder.py: committed rows, damage as file:line)
 
 KEY = []    # the key columns, read from train_final.csv's header (those before `status`) by load_train_run
 GROUP = []  # KEY without seed: a configuration; its seeds are repetitions
@@ -34,29 +38,25 @@ def is_train_run(folder):
     return os.path.exists(os.path.join(folder, "train_final.csv"))
 
 
-def _read(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        out = []
-        for row in csv.DictReader(f):
-            for k, v in row.items():
-                if k not in TEXT and k not in ("target", "source"):
-                    row[k] = float(v) if v != "" else float("nan")
-            out.append(row)
-        return out
+def _cell(column, text):
+    """A cell of the train CSVs: text for TEXT and the heatmap's symbols, else a number ("" is NaN)."""
+    if column in TEXT or column in ("target", "source"):
+        return text
+    return float(text) if text != "" else float("nan")
 
 
 def load_train_run(folder):
-    with open(os.path.join(folder, "train_final.csv"), newline="") as f:
-        header = next(csv.reader(f))
+    """The run's committed rows (run_folder: what the journal commits) and meta.json. Raises
+    run_folder.RunFolderError "file:line: reason" for a damaged or malformed file."""
+    header, final = run_folder.read_table(folder, "train_final.csv", _cell)
+    if "status" not in header:
+        raise run_folder.RunFolderError(f"{os.path.join(folder, 'train_final.csv')}:1: not a train_final.csv header "
+                                        f"(no 'status' column)")
     KEY[:] = header[:header.index("status")]  # driver/train_columns.def, as the file says it
     GROUP[:] = [k for k in KEY if k != "seed"]
-    with open(os.path.join(folder, "meta.json")) as f:
-        meta = json.load(f)
-    return {"dir": folder, "meta": meta, "curve": _read(os.path.join(folder, "train.csv")),
-            "final": _read(os.path.join(folder, "train_final.csv")),
-            "attention": _read(os.path.join(folder, "train_attention.csv"))}
+    return {"dir": folder, "meta": run_folder.read_meta(folder),
+            "curve": run_folder.read_rows(folder, "train.csv", _cell), "final": final,
+            "attention": run_folder.read_rows(folder, "train_attention.csv", _cell)}
 
 
 def _varying(rows, columns):
@@ -214,15 +214,16 @@ def findings_text(run):
     return "\n".join(lines) + "\n"
 
 
-def plot_main(folder, out_dir, formats):
-    run = load_train_run(folder)
+def plot_main(run, out_dir, formats):
+    """plot.py on a train folder: `run` is load_train_run's."""
     for path in write_train_figures(run, out_dir, formats):
         print(path)
     return 0
 
 
-def report_main(folder):
-    run = load_train_run(folder)
+def report_main(run):
+    """report.py on a train folder: `run` is load_train_run's."""
+    folder = run["dir"]
     paths = write_train_figures(run, os.path.join(folder, "figures"), ("png", "svg"))
     text = final_table_text(run) + "\n" + findings_text(run)
     import base64

@@ -5,14 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "driver/folder_kind.hpp"
 #include "driver/run_journal.hpp"
 
 namespace attnbench {
 namespace {
 
+const std::vector<std::string> kRunFiles = data_file_names(FolderKind::run);
+
 struct Folder {
   std::vector<std::string> files = {"t\n", "s\n", "e\n"};
-  std::string journal = journal_head();
+  std::string journal = journal_head(kRunFiles);
   std::size_t seq = 0;
 
   void commit(const std::vector<std::string>& added) {
@@ -58,7 +61,7 @@ TEST(Journal, AnUncommittedTailIsIgnored) {
 TEST(Journal, EveryTruncationOfTheJournalKeepsTheWholeLinesBeforeIt) {
   const Folder f = three_points();
   std::size_t line_ends[3];
-  std::size_t at = journal_head().size();
+  std::size_t at = journal_head(kRunFiles).size();
   for (std::size_t& end : line_ends) end = at = f.journal.find('\n', at) + 1;
   for (std::size_t size = 0; size < f.journal.size(); ++size) {
     Folder cut = f;
@@ -67,7 +70,7 @@ TEST(Journal, EveryTruncationOfTheJournalKeepsTheWholeLinesBeforeIt) {
     std::size_t whole = 0;
     for (std::size_t end : line_ends) whole += end <= size;
     EXPECT_EQ(s.records, whole) << size;
-    EXPECT_TRUE(s.damage.empty() || size < journal_head().size()) << size << ": " << s.damage;
+    EXPECT_TRUE(s.damage.empty() || size < journal_head(kRunFiles).size()) << size << ": " << s.damage;
   }
 }
 
@@ -81,7 +84,7 @@ TEST(Journal, EveryTruncationOfADataFileIsDamageAtTheFirstRecordItNoLongerHolds)
       EXPECT_FALSE(s.damage.empty()) << file << " " << size;
       EXPECT_LT(s.records, 3u);
       for (std::size_t i = 0; i < 3; ++i) EXPECT_LE(s.ends[i], cut.files[i].size());
-      EXPECT_NE(s.damage.find(journal_files()[file] + ":"), std::string::npos) << s.damage;
+      EXPECT_NE(s.damage.find(kRunFiles[file] + ":"), std::string::npos) << s.damage;
     }
 }
 
@@ -99,6 +102,48 @@ TEST(Journal, AFlippedCheckTearsTheLine) {
   const CommittedState s = f.state();
   EXPECT_EQ(s.records, 2u);
   EXPECT_TRUE(s.journal_torn);
+}
+
+TEST(Journal, TheHeadNamesTheFilesOfEachKind) {
+  EXPECT_EQ(journal_head(kRunFiles), "attnbench-journal 1 timing.csv samples.csv entropy.csv\n");
+  EXPECT_EQ(journal_head(data_file_names(FolderKind::train)),
+            "attnbench-journal 1 train.csv train_attention.csv train_final.csv\n");
+  EXPECT_EQ(journal_head_files(journal_head(data_file_names(FolderKind::train))), data_file_names(FolderKind::train));
+  EXPECT_EQ(journal_head_files("attnbench-journal 1 a.csv\n0 "), (std::vector<std::string>{"a.csv"}));
+  for (const char* bad : {"", "attnbench-journal 1 a.csv", "attnbench-journal 1 \n", "attnbench-journal 2 a.csv\n",
+                          "attnbench-journal 1 ../x\n", "attnbench-journal 1 .x\n", "attnbench-journal 1 a a\n",
+                          "attnbench-journal 1 a  b\n"})
+    EXPECT_EQ(journal_head_files(bad), std::nullopt) << bad;
+}
+
+TEST(Journal, ATrainJournalCommitsItsOwnFiles) {
+  // Two trainings committed over train.csv, train_attention.csv, train_final.csv; a third torn.
+  const std::vector<std::string> names = data_file_names(FolderKind::train);
+  std::vector<std::string> files = {"k,step\n", "k,t,j\n", "k,status\n"};
+  std::string journal = journal_head(names);
+  const auto commit = [&](std::size_t seq, const std::vector<std::string>& added) {
+    JournalRecord record;
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (seq > 0) files[i] += added[i];
+      record.ends.push_back(files[i].size());
+      record.sha256.push_back(sha256_hex(seq > 0 ? added[i] : files[i]));
+    }
+    journal += journal_line(seq, record);
+  };
+  commit(0, {});
+  commit(1, {"a,10\na,20\n", "a,0,0\na,0,1\n", "a,ok\n"});
+  commit(2, {"b,10\nb,20\n", "b,0,0\nb,0,1\n", "b,ok\n"});
+  const std::vector<std::uint64_t> committed = {files[0].size(), files[1].size(), files[2].size()};
+  files[0] += "c,10\n";  // killed before the journal line
+  const CommittedState s = committed_state_of(journal, {files[0], files[1], files[2]});
+  EXPECT_EQ(s.files, names);
+  EXPECT_EQ(s.records, 3u);
+  EXPECT_EQ(s.ends, committed);
+  EXPECT_TRUE(s.damage.empty()) << s.damage;
+  files[2].resize(files[2].size() - 3);  // train_final.csv loses part of b's row
+  const CommittedState cut = committed_state_of(journal, {files[0], files[1], files[2]});
+  EXPECT_EQ(cut.records, 2u);
+  EXPECT_EQ(cut.damage, "train_final.csv:3: damaged: holds 16 bytes, the journal's record 2 needs 19");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-"""A run folder read as attnbench reads it (results/README.md, "Crash safety"): only the bytes
-the journal commits, every committed record checked against the files' sha256, every row
+"""A run folder (of `attnbench run` or `attnbench train`: the journal's head names its files)
+read as attnbench reads it (results/README.md, "Crash safety"): only the bytes the journal commits, every committed record checked against the files' sha256, every row
 checked against its header. Damage raises RunFolderError("file:line: reason"), never a
 traceback or a silently wrong value. A folder without a journal (an older attnbench) is read
 whole."""
@@ -72,11 +72,16 @@ def committed(folder):
 def read_rows(folder, name, parse=None):
     """The committed rows of NAME as dicts (parse(column, text) applied to each cell, its
     ValueError becoming "file:line: column 'c': reason"); [] when the file is missing."""
+    return read_table(folder, name, parse)[1]
+
+
+def read_table(folder, name, parse=None):
+    """(header, rows) of NAME as read_rows reads it; ([], []) when the file is missing."""
     path = os.path.join(folder, name)
     texts = committed(folder)
     if texts is None:
         if not os.path.exists(path):
-            return []
+            return [], []
         with open(path, "rb") as f:
             blob = f.read()
     else:
@@ -105,7 +110,7 @@ def read_rows(folder, name, parse=None):
             rows.append(row)
     except csv.Error as error:
         raise RunFolderError(f"{path}:{reader.line_num}: malformed CSV ({error})") from None
-    return rows
+    return header, rows
 
 
 def read_meta(folder):

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
+#include "driver/folder_kind.hpp"
 #include "driver/grid.hpp"
 #include "driver/schema.hpp"
 #include "variants/registry.hpp"
@@ -131,6 +132,18 @@ nlohmann::ordered_json files_json() {
           {"train_attention.csv", {{"key", train_key}, {"values", attention_values}}}};
 }
 
+// The data files of each kind of run folder (driver/folder_kind.hpp), in the journal's order,
+// each with how many leading cells key its rows (merge keeps each such key once).
+nlohmann::ordered_json folders_json() {
+  nlohmann::ordered_json folders = nlohmann::ordered_json::object();
+  for (const auto& [kind, name] : {std::pair{FolderKind::run, "run"}, std::pair{FolderKind::train, "train"}}) {
+    folders[name] = nlohmann::ordered_json::array();
+    for (const DataFile& file : data_files(kind))
+      folders[name].push_back({{"name", file.name}, {"row_key", file.key_columns}});
+  }
+  return folders;
+}
+
 // The tasks of `attnbench train` (train/tasks.def) in list order.
 nlohmann::ordered_json tasks_json() {
   nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
@@ -172,6 +185,7 @@ int run_list_json() {
                                 {"inits", choice_words<InitKind>()},
                                 {"tasks", tasks_json()},
                                 {"files", files_json()},
+                                {"folders", folders_json()},
                                 {"metrics", metrics_json()},
                                 {"units", units_json()}};
   std::cout << lists.dump(2) << "\n";
@@ -185,7 +199,7 @@ void setup_list(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json,
                 "Print every list as one JSON object instead: scorers, stages, Problem fields, dtypes, impls, "
-                "inits, the columns of each output file, metrics and units");
+                "inits, the columns of each output file, each run folder kind's files, metrics and units");
   sub->callback([json, &exit_code] { exit_code = *json ? run_list_json() : run_list(); });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "driver/folder_kind.hpp"
 #include "driver/merge.hpp"
 #include "driver/summary.hpp"
 
@@ -21,7 +22,7 @@ struct MergeOptions {
 int run_merge(const MergeOptions& o) {
   const std::vector<std::filesystem::path> shards(o.shards.begin(), o.shards.end());
   const nlohmann::json meta = merge_runs(shards, o.out, o.allow_mixed);
-  const bool train = meta.value("kind", std::string()) == "train";
+  const bool train = folder_kind(meta) == FolderKind::train;
   if (!train) std::cout << summary_table(o.out);
   std::cout << "merged " << shards.size() << " folders into " << o.out << "\n";
   if (meta.value("status", "") != "complete")

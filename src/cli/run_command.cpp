@@ -10,6 +10,7 @@
 #include "cli/problem_flags.hpp"
 #include "cli/source_paths.hpp"
 #include "cli/sweep_plan.hpp"
+#include "driver/folder_kind.hpp"
 #include "driver/grid_json.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
@@ -81,6 +82,9 @@ void plan_resumed_run(const RunOptions& o, SweepOptions& s) {
         "--repetitions, --min-time and --peer");
   try {
     s.resumed = read_run_meta(o.resume);
+    if (folder_kind(*s.resumed) == FolderKind::train)
+      throw std::invalid_argument(o.resume + " holds a `train` run; continue it with `attnbench train --resume " +
+                                  o.resume + "`");
     s.grid = grid_from_meta(*s.resumed);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--resume: ") + e.what());

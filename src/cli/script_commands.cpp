@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/source_paths.hpp"
+#include "driver/folder_kind.hpp"
 
 namespace attnbench {
 
@@ -26,8 +27,10 @@ struct ScriptOptions {
 // Replaces this process with `python script RUN --attnbench <this binary> extra...`;
 // returns only when that cannot start.
 int exec_script(const char* script, const ScriptOptions& o) {
-  if (!std::filesystem::is_regular_file(std::filesystem::path(o.run) / "timing.csv"))
-    throw std::invalid_argument("RUN: '" + o.run + "' is not a run folder (no timing.csv)");
+  const std::string run_rows = finished_rows_file(FolderKind::run), train_rows = finished_rows_file(FolderKind::train);
+  if (!std::filesystem::is_regular_file(std::filesystem::path(o.run) / run_rows) &&
+      !std::filesystem::is_regular_file(std::filesystem::path(o.run) / train_rows))
+    throw std::invalid_argument("RUN: '" + o.run + "' is not a run folder (no " + run_rows + " or " + train_rows + ")");
   const std::filesystem::path path = project_root() / "scripts" / script;
   if (!std::filesystem::is_regular_file(path)) throw std::runtime_error(path.string() + " not found");
   std::vector<std::string> args = {ATTNBENCH_PYTHON, path.string(), o.run, "--attnbench",

@@ -16,6 +16,7 @@
 #include "cli/sweep_plan.hpp"
 #include "driver/csv_io.hpp"
 #include "driver/estimate.hpp"
+#include "driver/folder_kind.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
@@ -23,6 +24,7 @@
 #include "driver/train_sweep.hpp"
 #include "driver/value_spec.hpp"
 #include "train/tasks.hpp"
+#include "variants/registry.hpp"
 
 namespace attnbench {
 
@@ -221,11 +223,21 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
   if (!o.resume.empty()) {
     if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty())
       throw std::invalid_argument("--resume: continues the run as it was planned; drop the flags, --scenario and --out");
-    s.resumed = read_run_meta(o.resume);
-    for (const nlohmann::json& j : (*s.resumed)["grid"]) {
+    s.resumed = read_run_meta(o.resume);  // checked field by field (meta_check.hpp)
+    if (folder_kind(*s.resumed) != FolderKind::train)
+      throw std::invalid_argument("--resume: " + o.resume + " holds a `run`, not a `train` run; resume it with `attnbench run --resume`");
+    const nlohmann::json& grid = (*s.resumed)["grid"];
+    for (std::size_t i = 0; i < grid.size(); ++i) {
       TrainSetup t = default_setup();
       for (const std::string& field : train_fields())
-        if (j.contains(field)) set_field(t, field, j[field].get<std::string>());
+        if (grid[i].contains(field)) set_field(t, field, grid[i][field].get<std::string>());
+      try {
+        check(t);
+        find_scorer(t.problem.scorer);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument((std::filesystem::path(o.resume) / "meta.json").string() + ": field 'grid[" +
+                                    std::to_string(i) + "]': " + e.what());
+      }
       s.trainings.push_back(t);
     }
     s.out_dir = o.resume;

@@ -136,7 +136,7 @@ void measure_theirs(const GridPoint& theirs, const SweepOptions& options, TorchP
                     StagesPresent& present) {
   const PeerRows rows = peer.measure(theirs.problem, theirs.scorers, theirs.settings.bench,
                                      memory_status(point_memory_bytes(theirs), options.max_memory_bytes));
-  folder.append(rows.timing, rows.samples, "");
+  folder.append({rows.timing, rows.samples, ""});
   for (const std::string& scorer : theirs.scorers) {
     Problem p = theirs.problem;
     p.scorer = scorer;
@@ -166,7 +166,7 @@ void measure_grid(const Grid& grid, const SweepOptions& options, RunFolder& fold
                                                     : GridPoint{grid[i].problem, {}, grid[i].settings};
       progress.start_point(i, describe_point(ours) + (theirs.scorers.empty() ? "" : ", then torch"), done_estimate);
       const PointRows rows = measure_ours(ours, options, roofline, entropy_written);
-      folder.append(rows.timing, rows.samples, rows.entropy);
+      folder.append({rows.timing, rows.samples, rows.entropy});
       // After a first signal the peer's rows are left to --resume.
       if (!theirs.scorers.empty() && !stop_requested()) measure_theirs(theirs, options, *peer, folder, present);
       done_estimate += estimates[i];

@@ -15,8 +15,7 @@
 #include "driver/meta_file.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/run_journal.hpp"
-#include "driver/schema.hpp"
-#include "driver/train_rows.hpp"
+#include "driver/folder_kind.hpp"
 
 namespace attnbench {
 
@@ -49,16 +48,16 @@ nlohmann::json read_submitted(const std::filesystem::path& out) {
 }
 
 // Creates `out` if needed and locks it (FolderLock): one writer at a time, then no run in it yet
-// (no `marker`, the file a run writes last). A folder this call created is removed again when it
+// (no journal, no file of finished rows). A folder this call created is removed again when it
 // cannot be taken.
-FolderLock take_out_folder(const std::filesystem::path& out, const std::string& marker) {
+FolderLock take_out_folder(const std::filesystem::path& out, FolderKind kind) {
   const bool existed = std::filesystem::exists(out);
   std::error_code error;
   std::filesystem::create_directories(out, error);
   if (error) throw std::invalid_argument(out.string() + ": cannot create the output folder (" + error.message() + ")");
   try {
     FolderLock lock(out, FolderLock::Wait::no);
-    if (std::filesystem::exists(out / marker))
+    if (std::filesystem::exists(out / kJournalName) || std::filesystem::exists(out / finished_rows_file(kind)))
       throw std::invalid_argument(out.string() + ": already holds a run; choose another --out");
     return lock;
   } catch (...) {
@@ -96,24 +95,6 @@ std::string merged_rows(const std::vector<std::filesystem::path>& shards, const 
   return text;
 }
 
-// One CSV file of a run folder and how many leading cells key its rows.
-struct MergedFile {
-  std::string name;
-  std::size_t key_columns;
-};
-
-// The CSV files of a run folder of `kind` (meta.json's "kind": "train" for `attnbench train`,
-// else a run), in write order: the last one is what marks a folder as holding a run.
-std::vector<MergedFile> merged_files(const std::string& kind) {
-  if (kind == "train") {
-    const std::size_t key = train_key_columns().size();
-    return {{"train_attention.csv", key + 2}, {"train.csv", key + 1}, {"train_final.csv", key}};
-  }
-  return {{"samples.csv", schema::kTimingKey.size() + 1},
-          {"entropy.csv", schema::kEntropyKey.size()},
-          {"timing.csv", schema::kTimingKey.size()}};
-}
-
 // The shards "K/N" of 1..N not among `names`, e.g. "3/3"; empty when all are there.
 std::string missing_shards(const std::set<std::string>& names) {
   const std::string& any = *names.begin();
@@ -128,8 +109,6 @@ std::string missing_shards(const std::set<std::string>& names) {
 
 }  // namespace
 
-std::string finished_rows_file(const std::string& kind) { return merged_files(kind).back().name; }
-
 nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
                 bool allow_mixed) {
   if (shards.empty()) throw std::invalid_argument("merge: give at least one run folder");
@@ -143,17 +122,17 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
       for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
-  const bool train = metas[0].value("kind", std::string()) == "train";
-  const std::vector<MergedFile> files = merged_files(train ? "train" : "");
+  const FolderKind kind = folder_kind(metas[0]);
+  const std::vector<DataFile>& files = data_files(kind);
   std::vector<std::string> hosts;  // with --allow-mixed: each shard's host, for every row
   if (allow_mixed)
     for (const nlohmann::json& meta : metas)
       hosts.push_back(meta.value("/build/host"_json_pointer, std::string("unknown")));
 
   std::vector<std::string> texts;
-  for (const MergedFile& file : files) texts.push_back(merged_rows(shards, file.name.c_str(), file.key_columns, hosts));
+  for (const DataFile& file : files) texts.push_back(merged_rows(shards, file.name.c_str(), file.key_columns, hosts));
 
-  const FolderLock lock = take_out_folder(out, files.back().name);  // held until the merged run is written
+  const FolderLock lock = take_out_folder(out, kind);  // held until the merged run is written
   const nlohmann::json submitted = read_submitted(out);
   nlohmann::json meta = metas[0];
   meta["merged_from"] = nlohmann::json::array();
@@ -176,7 +155,7 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
   meta["allow_mixed"] = allow_mixed;
   if (!submitted.is_null()) meta["slurm"] = submitted;
   for (std::size_t i = 0; i < files.size(); ++i) write_file_atomically(out / files[i].name, texts[i]);
-  if (!train) write_journal_for(out);  // a train folder has no journal: its final rows are written last
+  write_journal_for(out, kind);  // commits the merged files; meta.json last marks the run
   write_file_atomically(out / "meta.json", meta.dump(2) + "\n");
   return meta;
 }

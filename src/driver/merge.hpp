@@ -21,11 +21,8 @@ namespace attnbench {
 // Reads only the rows each shard's journal commits; holds out's FolderLock while it writes
 // (another writer there: std::invalid_argument "OUT: another attnbench is writing ...")
 // and writes a journal committing the merged files (run_journal.hpp).
-// Returns the meta.json it wrote.
-// The file whose rows count a run folder's finished points: train_final.csv for a train run
-// (meta.json "kind": "train"), else timing.csv.
-std::string finished_rows_file(const std::string& kind);
-
+// Both kinds of folder (folder_kind.hpp) merge the same way: the kind's data files, then the
+// journal, then meta.json. Returns the meta.json it wrote.
 nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, const std::filesystem::path& out,
                 bool allow_mixed = false);
 

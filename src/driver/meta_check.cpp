@@ -1,17 +1,25 @@
 #include "driver/meta_check.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
 
 #include "driver/grid.hpp"
 #include "driver/run_settings.hpp"
 #include "driver/schema.hpp"
+#include "driver/train_rows.hpp"
 
 namespace attnbench {
 
 namespace {
+
+// The largest whole number a training's size or count may be in meta.json (seeds excepted).
+constexpr std::uint64_t kMaxTrainingNumber = INT_MAX;
 
 class Checker {
  public:
@@ -141,6 +149,34 @@ class Checker {
       bad("shard", "must be K/N with 1 <= K <= N", value);
   }
 
+  // A cell of a training (meta.json's grid of a train run): text, numbers as text.
+  void training_cell(const nlohmann::json& value, const std::string& column, const std::string& field) const {
+    if (!value.is_string() || value.get<std::string>().empty()) bad(field, "must be a non-empty string", value);
+    const std::string text = value.get<std::string>();
+    if (column == "task" || column == "scorer" || column == "impl" || column == "dtype") return;
+    if (column == "lr" || column == "clip") {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size() || !std::isfinite(v) || !(v > 0)) bad(field, "must be a number > 0", value);
+      return;
+    }
+    const std::int64_t low = column == "seed" || column == "long_len" ? 0 : 1;
+    const std::uint64_t high = column == "seed" ? UINT64_MAX : kMaxTrainingNumber;
+    const bool digits = text.size() <= 20 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    errno = 0;
+    const std::uint64_t v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno != 0 || v < static_cast<std::uint64_t>(low) || v > high)
+      bad(field, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high), value);
+  }
+
+  void training(const nlohmann::json& entry, const std::string& at) const {
+    if (!entry.is_object()) bad(at, "must be an object", entry);
+    std::vector<std::string> columns = train_key_columns();
+    for (const std::string& column : train_setting_columns()) columns.push_back(column);
+    for (const std::string& column : columns)
+      training_cell(required(entry, column, at + "." + column), column, at + "." + column);
+  }
+
   void point(const nlohmann::json& entry, const std::string& at) const {
     if (!entry.is_object()) bad(at, "must be an object", entry);
     for (const std::string& name : problem_fields())
@@ -162,10 +198,18 @@ class Checker {
 void check_run_meta(const nlohmann::json& meta, const std::string& where) {
   const Checker c(where);
   if (!meta.is_object()) c.bad("(top)", "must be an object", meta);
+  if (meta.contains("kind") && meta["kind"] != "train") c.bad("kind", "must be \"train\" or absent (a run)", meta["kind"]);
+  const bool train = meta.contains("kind");
   const nlohmann::json& grid = c.required(meta, "grid", "grid");
-  if (!grid.is_array()) c.bad("grid", "must be a list of points", grid);
+  if (!grid.is_array()) c.bad("grid", train ? "must be a list of trainings" : "must be a list of points", grid);
   if (grid.size() > kMaxGridPoints) c.bad("grid", "must hold at most " + std::to_string(kMaxGridPoints) + " points", grid.size());
-  for (std::size_t i = 0; i < grid.size(); ++i) c.point(grid[i], "grid[" + std::to_string(i) + "]");
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const std::string at = "grid[" + std::to_string(i) + "]";
+    if (train)
+      c.training(grid[i], at);
+    else
+      c.point(grid[i], at);
+  }
   c.one_or_list(meta, "repetitions", &Checker::repetitions);
   c.one_or_list(meta, "min_time_s", &Checker::min_time);
   if (meta.contains("stages")) c.stages(meta["stages"], "stages");
@@ -173,7 +217,16 @@ void check_run_meta(const nlohmann::json& meta, const std::string& where) {
   if (meta.contains("points") && !meta["points"].is_number_unsigned() &&
       !(meta["points"].is_number_integer() && meta["points"].get<std::int64_t>() >= 0))
     c.bad("points", "must be a whole number ≥ 0", meta["points"]);
-  for (const char* key : {"scenario", "status", "command", "start_utc"}) c.optional_string(meta, key);
+  for (const char* key : {"scenario", "status", "command", "start_utc", "end_utc", "error"}) c.optional_string(meta, key);
+  if (meta.contains("scenario_files")) {
+    const nlohmann::json& files = meta["scenario_files"];
+    if (!files.is_array()) c.bad("scenario_files", "must be a list of files", files);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const std::string at = "scenario_files[" + std::to_string(i) + "]";
+      if (!files[i].is_object()) c.bad(at, "must be an object with path and sha256", files[i]);
+      for (const char* key : {"path", "sha256"}) c.string(c.required(files[i], key, at + "." + key), at + "." + key);
+    }
+  }
   if (meta.contains("resumed_utc") && !meta["resumed_utc"].is_array() && !meta["resumed_utc"].is_null())
     c.bad("resumed_utc", "must be a list of times", meta["resumed_utc"]);
   if (meta.contains("build")) {

@@ -13,8 +13,11 @@ namespace attnbench {
 // field of `meta` (a run's meta.json as parsed) that is missing or wrong, e.g.
 // "DIR/meta.json: field 'repetitions': must be a whole number from 1 to 100000, got 0",
 // or "DIR/meta.json: field 'grid[2].scorers': must be a non-empty list of names, got 5".
-// Also checked: a merged run's allow_mixed, missing_shards and merged_from, and the
-// "slurm" entry of a run from `attnbench submit`.
+// A train run's ("kind": "train") grid is a list of trainings, each with every key column
+// of train.csv and its settings (train_rows.hpp) as text: e.g. "DIR/meta.json: field
+// 'grid[0].steps': must be a whole number from 1 to 2147483647, got \"0\"". Also checked:
+// kind, shard, points, scenario_files, a merged run's allow_mixed, missing_shards and
+// merged_from, and the "slurm" entry of a run from `attnbench submit`.
 void check_run_meta(const nlohmann::json& meta, const std::string& where);
 
 // The meta.json of a run made by `attnbench submit` (status, and the "slurm" entry with its

@@ -52,6 +52,19 @@ void RunMetaFile::finish(std::string_view status, std::size_t points_done, std::
   write();
 }
 
+void RunMetaFile::fail_on_throw(const std::size_t& points_done, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const std::exception& error) {
+    try {
+      finish("failed", points_done, error.what());
+    } catch (const std::exception& also) {  // the disk may still be full: the first error is the news
+      throw RunFolderIoError(std::string(error.what()) + " (and meta.json could not record it: " + also.what() + ")");
+    }
+    throw;
+  }
+}
+
 void RunMetaFile::write() const { write_file_atomically(path_, doc_.dump(2) + "\n"); }
 
 }  // namespace attnbench

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,11 @@ class RunMetaFile {
   // it in the room the constructor reserved (meta.json.reserve, removed first), so that a
   // full disk still gets its "failed" status and error.
   void finish(std::string_view status, std::size_t points_done, std::string_view error = "");
+
+  // Runs `work`. When it throws (the peer failed, a full disk: the folder's files stay valid),
+  // finishes with status "failed", `points_done` and the error's message, then rethrows it; a
+  // RunFolderIoError naming both errors when meta.json cannot be written either.
+  void fail_on_throw(const std::size_t& points_done, const std::function<void()>& work);
 
  private:
   static constexpr std::size_t kMaxError = 2000;

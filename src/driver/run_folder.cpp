@@ -17,23 +17,16 @@
 #include "driver/folder_lock.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/run_journal.hpp"
-#include "driver/schema.hpp"
 
 namespace attnbench {
 
 namespace {
 
-template <std::size_t N, std::size_t M>
-std::string header(const std::array<std::string_view, N>& key, const std::array<std::string_view, M>& values) {
-  std::vector<std::string> cells(key.begin(), key.end());
-  cells.insert(cells.end(), values.begin(), values.end());
-  return csv_line(cells);
-}
-
-// Each data file's header, in journal_files() order.
-std::vector<std::string> headers() {
-  return {header(schema::kTimingKey, schema::kTimingValues), header(schema::kTimingKey, schema::kSampleValues),
-          header(schema::kEntropyKey, schema::kEntropyValues)};
+// Each data file's header line, in data_files(kind) order.
+std::vector<std::string> headers(FolderKind kind) {
+  std::vector<std::string> lines;
+  for (const DataFile& file : data_files(kind)) lines.push_back(csv_line(file.header));
+  return lines;
 }
 
 [[noreturn]] void io_error(const std::filesystem::path& path, int error) {
@@ -68,39 +61,48 @@ JournalRecord record_of(const std::vector<std::string>& texts, const std::vector
 }
 
 // Starts the files afresh: the headers and the journal's record 0.
-void write_fresh(const std::filesystem::path& dir) {
-  const std::vector<std::string> texts = headers();
-  for (std::size_t i = 0; i < texts.size(); ++i) write_file_atomically(dir / journal_files()[i], texts[i]);
+void write_fresh(const std::filesystem::path& dir, FolderKind kind) {
+  const std::vector<std::string> texts = headers(kind), names = data_file_names(kind);
+  for (std::size_t i = 0; i < texts.size(); ++i) write_file_atomically(dir / names[i], texts[i]);
   write_file_atomically(dir / kJournalName,
-                        journal_head() + journal_line(0, record_of(texts, std::vector<std::uint64_t>(texts.size(), 0))));
+                        journal_head(names) + journal_line(0, record_of(texts, std::vector<std::uint64_t>(texts.size(), 0))));
 }
 
 void cut(const std::filesystem::path& path, std::uint64_t size) {
   if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) io_error(path, errno);
 }
 
-// A folder a new run may not take: it holds a run's meta.json, or an older run's files.
+// A folder a new run may not take: it holds a run's meta.json, or an older run's files (no
+// journal). A folder whose start failed before meta.json (only headers) may be taken again.
 bool holds_a_run(const std::filesystem::path& dir) {
-  return std::filesystem::exists(dir / "meta.json") ||
-         (std::filesystem::exists(dir / "timing.csv") && !std::filesystem::exists(dir / kJournalName));
+  if (std::filesystem::exists(dir / "meta.json")) return true;
+  if (std::filesystem::exists(dir / kJournalName)) return false;
+  for (const FolderKind kind : {FolderKind::run, FolderKind::train})
+    if (std::filesystem::exists(dir / finished_rows_file(kind))) return true;
+  return false;
 }
 
 // Makes the files of `dir` exactly what its journal commits, saying on stderr what was dropped.
-void recover(const std::filesystem::path& dir) {
+void recover(const std::filesystem::path& dir, FolderKind kind) {
+  const std::vector<std::string> names = data_file_names(kind);
   if (!std::filesystem::exists(dir / kJournalName)) {
-    for (const std::string& name : journal_files()) read_csv(dir / name);  // well-formed, or file:line
-    write_journal_for(dir);
+    for (const std::string& name : names) read_csv(dir / name);  // well-formed, or file:line
+    write_journal_for(dir, kind);
   }
   const CommittedState state = committed_state(dir);
+  if (!state.files.empty() && state.files != names)
+    throw std::invalid_argument((dir / kJournalName).string() + ":1: names " + csv_line(state.files).substr(0, 200) +
+                                " but a " + (kind == FolderKind::train ? "train" : "run") +
+                                " folder holds " + csv_line(names) + "; is it a folder of another kind?");
   if (!state.damage.empty())
     std::cerr << "attnbench: warning: " << state.damage << "; the points from there are measured again\n";
   if (state.records == 0) {
-    write_fresh(dir);
+    write_fresh(dir, kind);
     return;
   }
-  const std::vector<std::string> expected = headers();
-  for (std::size_t i = 0; i < journal_files().size(); ++i) {
-    const std::filesystem::path path = dir / journal_files()[i];
+  const std::vector<std::string> expected = headers(kind);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::filesystem::path path = dir / names[i];
     if (state.sizes[i] > state.ends[i]) {
       if (state.damage.empty())
         std::cerr << "attnbench: " << path.string() << ": dropped " << state.sizes[i] - state.ends[i]
@@ -151,17 +153,19 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   }
 }
 
-void write_journal_for(const std::filesystem::path& dir) {
+void write_journal_for(const std::filesystem::path& dir, FolderKind kind) {
+  const std::vector<std::string> names = data_file_names(kind);
   std::vector<std::string> texts;
-  for (const std::string& name : journal_files()) {
+  for (const std::string& name : names) {
     std::ifstream in(dir / name, std::ios::binary);
     texts.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
   write_file_atomically(dir / kJournalName,
-                        journal_head() + journal_line(0, record_of(texts, std::vector<std::uint64_t>(texts.size(), 0))));
+                        journal_head(names) + journal_line(0, record_of(texts, std::vector<std::uint64_t>(texts.size(), 0))));
 }
 
-RunFolder::RunFolder(std::filesystem::path dir, bool resume) : dir_(std::move(dir)), files_(std::make_unique<Files>()) {
+RunFolder::RunFolder(std::filesystem::path dir, FolderKind kind, bool resume)
+    : dir_(std::move(dir)), kind_(kind), files_(std::make_unique<Files>()) {
   std::error_code error;
   std::filesystem::create_directories(dir_, error);
   if (error) throw std::invalid_argument(dir_.string() + ": cannot create the output folder (" + error.message() + ")");
@@ -169,18 +173,19 @@ RunFolder::RunFolder(std::filesystem::path dir, bool resume) : dir_(std::move(di
     throw std::invalid_argument(dir_.string() + ": output folder is not writable (" + std::strerror(errno) + ")");
   files_->lock.emplace(dir_, FolderLock::Wait::no);
   if (resume) {
-    recover(dir_);
+    recover(dir_, kind_);
   } else {
     if (holds_a_run(dir_))
       throw std::invalid_argument(dir_.string() + ": already holds a run; continue it with --resume " + dir_.string() +
                                   " or choose another --out");
-    write_fresh(dir_);
+    write_fresh(dir_, kind_);
   }
   const CommittedState state = committed_state(dir_);
   files_->ends = state.ends;
   files_->journal_end = state.journal_bytes;
   files_->seq = state.records;
-  for (const std::string& name : journal_files()) files_->data.push_back(open_or_throw(dir_ / name, O_WRONLY | O_APPEND));
+  for (const std::string& name : data_file_names(kind_))
+    files_->data.push_back(open_or_throw(dir_ / name, O_WRONLY | O_APPEND));
   files_->journal = open_or_throw(dir_ / kJournalName, O_WRONLY | O_APPEND);
 }
 
@@ -188,10 +193,11 @@ RunFolder::~RunFolder() = default;
 RunFolder::RunFolder(RunFolder&&) noexcept = default;
 RunFolder& RunFolder::operator=(RunFolder&&) noexcept = default;
 
-void RunFolder::append(const std::string& timing, const std::string& samples, const std::string& entropy) {
+void RunFolder::append(const std::vector<std::string>& texts) {
   const WriteSection section;
   Files& f = *files_;
-  const std::vector<std::string> texts = {timing, samples, entropy};
+  const std::vector<std::string> names = data_file_names(kind_);
+  if (texts.size() != names.size()) throw std::logic_error("RunFolder::append: one text per data file");
   const auto fail = [&](const std::filesystem::path& path, int error) {
     f.roll_back();
     io_error(path, error);
@@ -199,7 +205,7 @@ void RunFolder::append(const std::string& timing, const std::string& samples, co
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const int error = write_all(f.data[i], texts[i]);
     if (error == 0 && ::fdatasync(f.data[i]) == 0) continue;
-    fail(dir_ / journal_files()[i], error ? error : errno);
+    fail(dir_ / names[i], error ? error : errno);
   }
   const JournalRecord record = record_of(texts, f.ends);
   const std::string line = journal_line(f.seq, record);

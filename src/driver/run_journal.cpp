@@ -26,8 +26,7 @@ bool is_hex64(std::string_view text) {
 
 // The record of one journal line (its text without the newline), or false when the line
 // is not whole: wrong number of words, a bad number or hash, a failed check, another seq.
-bool parse_line(std::string_view line, std::size_t seq, JournalRecord& record) {
-  const std::size_t files = journal_files().size();
+bool parse_line(std::string_view line, std::size_t seq, std::size_t files, JournalRecord& record) {
   const std::size_t last_space = line.rfind(' ');
   if (last_space == std::string_view::npos) return false;
   if (line.substr(last_space + 1) != sha256_hex(line.substr(0, last_space + 1))) return false;
@@ -47,22 +46,49 @@ bool parse_line(std::string_view line, std::size_t seq, JournalRecord& record) {
   return true;
 }
 
+constexpr std::string_view kHeadWords = "attnbench-journal 1";
+constexpr std::size_t kMaxJournalFiles = 16;
+
+bool plain_file_name(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && name[0] != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.';
+         });
+}
+
+}  // namespace
+
+std::string journal_head(const std::vector<std::string>& files) {
+  std::string head(kHeadWords);
+  for (const std::string& name : files) head += " " + name;
+  return head + "\n";
+}
+
+std::optional<std::vector<std::string>> journal_head_files(std::string_view journal) {
+  const std::size_t newline = journal.find('\n');
+  if (newline == std::string_view::npos || journal.substr(0, kHeadWords.size() + 1) != std::string(kHeadWords) + " ")
+    return std::nullopt;
+  std::vector<std::string> files;
+  std::string_view rest = journal.substr(kHeadWords.size() + 1, newline - kHeadWords.size() - 1);
+  for (;;) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view name = rest.substr(0, space);
+    if (!plain_file_name(name) || std::find(files.begin(), files.end(), name) != files.end() ||
+        files.size() == kMaxJournalFiles)
+      return std::nullopt;
+    files.emplace_back(name);
+    if (space == std::string_view::npos) return files;
+    rest.remove_prefix(space + 1);
+  }
+}
+
+namespace {
+
 std::size_t line_of(std::string_view text, std::uint64_t offset) {
   return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 }  // namespace
-
-const std::vector<std::string>& journal_files() {
-  static const std::vector<std::string> names = {"timing.csv", "samples.csv", "entropy.csv"};
-  return names;
-}
-
-std::string journal_head() {
-  std::string head = "attnbench-journal 1";
-  for (const std::string& name : journal_files()) head += " " + name;
-  return head + "\n";
-}
 
 std::string sha256_hex(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
@@ -89,19 +115,20 @@ std::string journal_line(std::size_t seq, const JournalRecord& record) {
 }
 
 CommittedState committed_state_of(std::string_view journal, const std::vector<std::string_view>& files) {
-  const std::size_t count = journal_files().size();
   CommittedState state;
   state.has_journal = true;
-  state.ends.assign(count, 0);
-  for (std::string_view file : files) state.sizes.push_back(file.size());
-  state.sizes.resize(count, 0);
-  const std::string head = journal_head();
-  if (journal.substr(0, head.size()) != head) {
+  const std::optional<std::vector<std::string>> names = journal_head_files(journal);
+  if (!names) {
     state.journal_torn = !journal.empty();
     state.damage = journal.empty() ? "" : std::string(kJournalName) + ":1: not an attnbench journal head";
     return state;
   }
-  std::uint64_t at = head.size();
+  state.files = *names;
+  const std::size_t count = names->size();
+  state.ends.assign(count, 0);
+  for (std::string_view file : files) state.sizes.push_back(file.size());
+  state.sizes.resize(count, 0);
+  std::uint64_t at = journal.find('\n') + 1;
   std::vector<std::uint64_t> ends(count, 0);
   for (std::size_t seq = 0;; ++seq) {
     const std::size_t newline = journal.find('\n', at);
@@ -110,7 +137,7 @@ CommittedState committed_state_of(std::string_view journal, const std::vector<st
       break;
     }
     JournalRecord record;
-    if (!parse_line(journal.substr(at, newline - at), seq, record)) {
+    if (!parse_line(journal.substr(at, newline - at), seq, count, record)) {
       state.journal_torn = true;
       break;
     }
@@ -125,7 +152,7 @@ CommittedState committed_state_of(std::string_view journal, const std::vector<st
       else if (sha256_hex(file.substr(ends[i], record.ends[i] - ends[i])) != record.sha256[i])
         why = "its bytes differ from the journal's record " + std::to_string(seq);
       if (!why.empty()) {
-        state.damage = journal_files()[i] + ":" + std::to_string(line_of(file, std::min<std::uint64_t>(ends[i], file.size()))) +
+        state.damage = state.files[i] + ":" + std::to_string(line_of(file, std::min<std::uint64_t>(ends[i], file.size()))) +
                        ": damaged: " + why;
         return state;
       }
@@ -141,36 +168,38 @@ CommittedState committed_state_of(std::string_view journal, const std::vector<st
 
 CommittedState committed_state(const std::filesystem::path& dir) {
   const std::filesystem::path journal = dir / kJournalName;
-  if (!std::filesystem::exists(journal)) {
-    CommittedState state;
-    for (const std::string& name : journal_files()) {
-      std::error_code error;
-      const auto size = std::filesystem::file_size(dir / name, error);
-      state.sizes.push_back(error ? 0 : size);
-    }
-    state.ends = state.sizes;
-    return state;
-  }
+  if (!std::filesystem::exists(journal)) return {};
+  const std::string journal_text = file_text(journal);
   std::vector<std::string> texts;
-  for (const std::string& name : journal_files()) texts.push_back(file_text(dir / name));
+  for (const std::string& name : journal_head_files(journal_text).value_or(std::vector<std::string>{}))
+    texts.push_back(file_text(dir / name));
   const std::vector<std::string_view> views(texts.begin(), texts.end());
-  CommittedState state = committed_state_of(file_text(journal), views);
+  CommittedState state = committed_state_of(journal_text, views);
   if (!state.damage.empty()) state.damage = (dir / state.damage).string();
   return state;
 }
 
-CsvDocument read_run_csv(const std::filesystem::path& dir, std::string_view name) {
+std::string committed_text(const std::filesystem::path& dir, std::string_view name) {
   const std::filesystem::path path = dir / name;
   const CommittedState state = committed_state(dir);
-  if (!state.has_journal) return read_csv(path);
+  if (!state.has_journal) {
+    if (!std::filesystem::exists(path)) throw CsvError(path.string() + ": cannot open");
+    return file_text(path);
+  }
   if (!state.damage.empty()) throw CsvError(state.damage + "; --resume re-measures the points from there");
+  const auto found = std::find(state.files.begin(), state.files.end(), name);
+  if (found == state.files.end())
+    throw CsvError((dir / kJournalName).string() + ":1: does not name " + std::string(name) +
+                   "; is this a folder of another kind?");
   if (state.records == 0) throw CsvError(path.string() + ":1: the run never started (its journal is empty)");
-  const std::size_t index = static_cast<std::size_t>(
-      std::find(journal_files().begin(), journal_files().end(), name) - journal_files().begin());
   std::string text = file_text(path);
-  text.resize(static_cast<std::size_t>(state.ends.at(index)));
-  std::istringstream in(text);
-  return parse_csv(path, in);
+  text.resize(static_cast<std::size_t>(state.ends.at(static_cast<std::size_t>(found - state.files.begin()))));
+  return text;
+}
+
+CsvDocument read_run_csv(const std::filesystem::path& dir, std::string_view name) {
+  std::istringstream in(committed_text(dir, name));
+  return parse_csv(dir / name, in);
 }
 
 }  // namespace attnbench

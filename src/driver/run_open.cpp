@@ -32,7 +32,7 @@ OpenedRun open_run(const SweepOptions& options, const nlohmann::json& machine, b
     peer = std::make_unique<TorchPeer>(*options.peer);
     if (options.resumed) refuse_unless_forced(peer_mismatch(*options.resumed, *peer), options.force);
   }
-  return {std::move(peer), RunFolder(options.out_dir, options.resumed.has_value())};
+  return {std::move(peer), RunFolder(options.out_dir, FolderKind::run, options.resumed.has_value())};
 }
 
 }  // namespace attnbench

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <deque>
 #include <fstream>
-#include <iterator>
 #include <stdexcept>
 
+#include "driver/folder_kind.hpp"
 #include "driver/folder_lock.hpp"
-#include "driver/merge.hpp"
 #include "driver/meta_check.hpp"
 #include "driver/run_folder.hpp"
 #include "driver/run_journal.hpp"
@@ -24,30 +23,19 @@ nlohmann::json read_json(const std::filesystem::path& file) {
   return value.is_discarded() ? nlohmann::json() : value;
 }
 
-// Data rows of a run folder's timing.csv that its journal commits: the committed lines less
-// the header (rows are appended whole, one a line; a quoted cell holds no newline). A tail
-// no record commits (a shard killed mid-append) is not counted.
-std::size_t data_rows(const std::filesystem::path& folder) {
-  std::ifstream in(folder / "timing.csv", std::ios::binary);
-  if (!in) return 0;
-  std::uint64_t committed = 0;
+// Data rows of a folder's file of finished rows (finished_rows_file: timing.csv, or a train
+// folder's train_final.csv) that its journal commits: the committed lines less the header
+// (rows are appended whole, one a line; a quoted cell holds no newline). A tail no record
+// commits (a shard killed mid-append) is not counted, nor is anything of a damaged folder.
+std::size_t data_rows(const std::filesystem::path& folder, FolderKind kind) {
+  if (!std::filesystem::exists(folder / finished_rows_file(kind))) return 0;
+  std::string text;
   try {
-    committed = committed_state(folder).ends.at(0);
-  } catch (const std::exception&) {  // a journal of another kind: nothing is committed
+    text = committed_text(folder, finished_rows_file(kind));
+  } catch (const std::exception&) {  // damaged, or a journal of another kind: nothing counts
     return 0;
   }
-  std::string text(static_cast<std::size_t>(committed), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
   const auto lines = std::count(text.begin(), text.end(), '\n');
-  return lines > 0 ? static_cast<std::size_t>(lines - 1) : 0;
-}
-
-// The rows of a CSV file that has no journal (a train folder's, whose rows are whole once
-// written: the sweep appends them under a WriteSection).
-std::size_t data_rows_unjournaled(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  const auto lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
   return lines > 0 ? static_cast<std::size_t>(lines - 1) : 0;
 }
 
@@ -132,8 +120,7 @@ RunState read_run_state(const std::filesystem::path& dir) {
     s.folder_status = shard_meta.is_object() ? "unknown" : "missing";
     if (shard_meta.is_object() && shard_meta.contains("status") && shard_meta["status"].is_string())
       s.folder_status = shard_meta["status"].get<std::string>();
-    const bool train = shard_meta.is_object() && shard_meta.contains("kind") && shard_meta["kind"] == "train";
-    s.rows = train ? data_rows_unjournaled(folder / finished_rows_file("train")) : data_rows(folder);
+    s.rows = data_rows(folder, folder_kind(shard_meta));
     s.verdict = verdict_of(s, run.slurm_answered);
     run.shards.push_back(s);
   }

@@ -113,16 +113,7 @@ int run_sweep(const SweepOptions& options) {
                    roofline ? nlohmann::json(options.machine_json.string()) : nlohmann::json(nullptr));
 
   std::size_t points_done = 0;
-  try {
-    measure_grid(grid, options, run.folder, run.peer.get(), roofline, points_done);
-  } catch (const std::exception& error) {  // e.g. the peer failed, a disk full: the run's files stay valid
-    try {
-      meta.finish("failed", points_done, error.what());
-    } catch (const std::exception& also) {  // the disk may still be full: the first error is the news
-      throw RunFolderIoError(std::string(error.what()) + " (and meta.json could not record it: " + also.what() + ")");
-    }
-    throw;
-  }
+  meta.fail_on_throw(points_done, [&] { measure_grid(grid, options, run.folder, run.peer.get(), roofline, points_done); });
   return finish_run(meta, options, points_done, grid.size());
 }
 

@@ -28,6 +28,13 @@ std::vector<std::string> train_final_header() {
   return h;
 }
 
+std::vector<std::string> train_setting_columns() { return {"steps", "eval_every", "eval_size", "long_len"}; }
+
+std::vector<std::string> train_settings(const TrainSetup& setup) {
+  return {std::to_string(setup.steps), std::to_string(setup.eval_every), std::to_string(setup.eval_size),
+          std::to_string(setup.long_len)};
+}
+
 std::string metric_cell(double value) {
   if (std::isnan(value)) return "";
   char buffer[32];

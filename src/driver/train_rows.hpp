@@ -16,6 +16,11 @@ std::vector<std::string> train_final_header();  // key + final values
 // The key cells of a training, e.g. {"reverse", "additive", "onednn", "f32", "1", "64", ...}.
 std::vector<std::string> train_key(const TrainSetup& setup);
 
+// A training's settings beside its key, as meta.json's grid records them (with the key, each
+// as text): steps, eval_every, eval_size, long_len.
+std::vector<std::string> train_setting_columns();
+std::vector<std::string> train_settings(const TrainSetup& setup);
+
 // train.csv's rows (one per evaluation) and train_final.csv's row, as CSV text; a NaN is an empty cell.
 std::string train_curve_rows(const TrainSetup& setup, const TrainOutcome& outcome);
 std::string train_final_row(const TrainSetup& setup, const TrainOutcome& outcome);

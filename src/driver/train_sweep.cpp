@@ -1,16 +1,18 @@
 #include "driver/train_sweep.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <stdexcept>
 
 #include "driver/csv_io.hpp"
 #include "driver/estimate.hpp"
+#include "driver/folder_kind.hpp"
 #include "driver/interrupt.hpp"
 #include "driver/meta_file.hpp"
 #include "driver/progress.hpp"
+#include "driver/run_folder.hpp"
+#include "driver/run_journal.hpp"
 #include "driver/run_meta.hpp"
 #include "driver/train_rows.hpp"
 #include "train/tasks.hpp"
@@ -33,49 +35,22 @@ std::string describe(const TrainSetup& s) {
          metric_cell(s.lr);
 }
 
-void append_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::app);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error(path.string() + ": cannot write");
-}
-
-// The keys of the trainings out_dir's train_final.csv holds.
+// The keys of the trainings the folder's train_final.csv commits (read after RunFolder
+// recovered it: exactly what the journal commits).
 std::set<std::string> finished_trainings(const std::filesystem::path& dir) {
-  const CsvDocument doc = read_csv(dir / "train_final.csv");
+  const CsvDocument doc = read_run_csv(dir, finished_rows_file(FolderKind::train));
   std::set<std::string> done;
   const std::size_t n = train_key_columns().size();
   for (const CsvRow& row : doc.rows) done.insert(key_id({row.cells.begin(), row.cells.begin() + static_cast<long>(n)}));
   return done;
 }
 
-// Creates the folder and both CSVs with their headers (or, resuming, checks they are there).
-void open_folder(const std::filesystem::path& dir, bool resume) {
-  if (resume) {
-    for (const char* name : {"train.csv", "train_attention.csv", "train_final.csv"})
-      if (!std::filesystem::exists(dir / name))
-        throw std::invalid_argument("--resume: " + (dir / name).string() + " not found; is it a train run folder?");
-    return;
-  }
-  if (std::filesystem::exists(dir / "train_final.csv"))
-    throw std::invalid_argument(dir.string() + ": already holds a run; continue it with --resume " + dir.string() +
-                                " or choose another --out");
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) throw std::invalid_argument(dir.string() + ": cannot create the output folder (" + error.message() + ")");
-  std::ofstream(dir / "train.csv") << csv_line(train_curve_header());
-  std::ofstream(dir / "train_final.csv") << csv_line(train_final_header());
-  std::ofstream(dir / "train_attention.csv") << csv_line(train_attention_header());
-}
-
 nlohmann::json training_json(const TrainSetup& s) {
   nlohmann::json j;
-  const std::vector<std::string> columns = train_key_columns(), key = train_key(s);
-  for (std::size_t i = 0; i < columns.size(); ++i) j[columns[i]] = key[i];
-  j["steps"] = std::to_string(s.steps);
-  j["eval_every"] = std::to_string(s.eval_every);
-  j["eval_size"] = std::to_string(s.eval_size);
-  j["long_len"] = std::to_string(s.long_len);
+  std::vector<std::string> columns = train_key_columns(), values = train_key(s);
+  for (const std::string& column : train_setting_columns()) columns.push_back(column);
+  for (const std::string& value : train_settings(s)) values.push_back(value);
+  for (std::size_t i = 0; i < columns.size(); ++i) j[columns[i]] = values[i];
   return j;
 }
 
@@ -107,6 +82,31 @@ void print_plan(const std::vector<TrainSetup>& trainings) {
   }
   std::printf("total: %zu trainings, about %s (from the train_step cost model; one at a time)\n", trainings.size(),
               format_duration(total).c_str());
+}
+
+// Trains every training of `trainings` not in `done`, each committed to `folder` as one
+// journal record (its curve, attention and final rows together) once it ends; stops at a
+// signal (the training under way is dropped). Counts the trainings committed in `finished`.
+void train_all(const std::vector<TrainSetup>& trainings, const std::set<std::string>& done, bool quiet,
+               RunFolder& folder, std::size_t& finished) {
+  install_interrupt_handlers();
+  double total_estimate = 0, done_estimate = 0;
+  for (const TrainSetup& s : trainings) total_estimate += training_seconds(s);
+  Progress progress(quiet, total_estimate, trainings.size());
+  for (std::size_t i = 0; i < trainings.size() && !stop_requested(); ++i) {
+    const TrainSetup& s = trainings[i];
+    if (done.contains(key_id(train_key(s)))) {
+      done_estimate += training_seconds(s);
+      continue;
+    }
+    progress.start_point(i, describe(s), done_estimate);
+    const TrainOutcome outcome = train_on_task(s, find_scorer(s.problem.scorer).make, stop_requested);
+    if (outcome.status == "interrupted") break;
+    folder.append({train_curve_rows(s, outcome), train_attention_rows(s, outcome), train_final_row(s, outcome)});
+    done_estimate += training_seconds(s);
+    ++finished;
+  }
+  progress.finish();
 }
 
 }  // namespace
@@ -143,35 +143,13 @@ int run_train_sweep(const TrainSweepOptions& options) {
     const std::string why = resume_mismatch(*options.resumed, machine);
     if (!why.empty()) throw std::invalid_argument("--resume: " + why + " (--force continues anyway)");
   }
-  open_folder(options.out_dir, options.resumed.has_value());
+  RunFolder folder(options.out_dir, FolderKind::train, options.resumed.has_value());  // locked until the end
   const std::set<std::string> done = options.resumed ? finished_trainings(options.out_dir) : std::set<std::string>{};
   RunMetaFile meta(options.out_dir, options.resumed ? *options.resumed : new_meta(options, trainings.size(), machine),
                    options.resumed.has_value(), timing_warnings(machine), nullptr);
 
-  install_interrupt_handlers();
-  double total_estimate = 0, done_estimate = 0;
-  for (const TrainSetup& s : trainings) total_estimate += training_seconds(s);
-  Progress progress(options.quiet, total_estimate, trainings.size());
   std::size_t finished = 0;
-  for (std::size_t i = 0; i < trainings.size() && !stop_requested(); ++i) {
-    const TrainSetup& s = trainings[i];
-    if (done.contains(key_id(train_key(s)))) {
-      done_estimate += training_seconds(s);
-      continue;
-    }
-    progress.start_point(i, describe(s), done_estimate);
-    const TrainOutcome outcome = train_on_task(s, find_scorer(s.problem.scorer).make, stop_requested);
-    if (outcome.status == "interrupted") break;
-    {
-      const WriteSection section;
-      append_text(options.out_dir / "train.csv", train_curve_rows(s, outcome));
-      append_text(options.out_dir / "train_attention.csv", train_attention_rows(s, outcome));
-      append_text(options.out_dir / "train_final.csv", train_final_row(s, outcome));  // last: the training counts as done
-    }
-    done_estimate += training_seconds(s);
-    ++finished;
-  }
-  progress.finish();
+  meta.fail_on_throw(finished, [&] { train_all(trainings, done, options.quiet, folder, finished); });
   const bool interrupted = stop_requested();
   meta.finish(interrupted ? "interrupted" : "complete", finished);
   std::cout << "results: " << options.out_dir.string() << "\n";

@@ -1,5 +1,5 @@
 // `attnbench train`: every training of a list into one run folder (train.csv, train_final.csv,
-// train_attention.csv, meta.json).
+// train_attention.csv, journal, meta.json), crash-safe like a `run` folder (run_folder.hpp).
 #pragma once
 
 #include <filesystem>
@@ -24,11 +24,15 @@ struct TrainSweepOptions {
   int shard_index = 1, shard_count = 1;
 };
 
-// Trains every training of shard K/N not yet in out_dir's train_final.csv, appending its
-// curve and final rows once it ends (an interrupted training writes nothing); with dry_run
-// lists the trainings with time estimates instead. Returns 0, or kExitInterrupted after a
-// signal (the training under way is dropped, those finished stay). Throws
-// std::invalid_argument for what the user must fix before any training runs.
+// Trains every training of shard K/N that out_dir's journal does not commit, each committed
+// (its train.csv, train_attention.csv and train_final.csv rows together) by one journal
+// record once it ends, under the folder's lock (RunFolder, FolderKind::train); --resume
+// recovers the folder first (drops a torn tail, re-trains what is not committed). With
+// dry_run lists the trainings with time estimates instead. Returns 0, or kExitInterrupted
+// after a signal (the training under way is dropped, those finished stay). Throws
+// std::invalid_argument for what the user must fix before any training runs (including
+// another writer on the folder), RunFolderIoError "FILE: OS reason" for a write the system
+// refused (meta.json then records "failed").
 int run_train_sweep(const TrainSweepOptions& options);
 
 // Shard K of N of `all`: every N-th training from the K-th (K from 1).

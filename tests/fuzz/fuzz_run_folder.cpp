@@ -1,6 +1,6 @@
-// libFuzzer target: the run-folder reader. The input is a journal and the three data files
-// separated by "\n--8<--\n" (in journal_files() order); the committed state must stay within
-// the files, and the committed bytes of each file go through the CSV reader.
+// libFuzzer target: the run-folder reader. The input is a journal and up to three data files
+// separated by "\n--8<--\n" (in the order the journal's head names them); the committed state
+// must stay within the files, and the committed bytes of each file go through the CSV reader.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::vector<std::string_view> files(parts.begin() + 1, parts.end());
   const attnbench::CommittedState state = attnbench::committed_state_of(parts[0], files);
-  if (state.ends.size() != attnbench::journal_files().size() || state.journal_bytes > parts[0].size())
+  if (state.ends.size() != state.files.size() || state.journal_bytes > parts[0].size())
     __builtin_trap();
   for (std::size_t i = 0; i < state.ends.size(); ++i) {
     const std::string_view file = i < files.size() ? files[i] : std::string_view();
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (state.records == 0) continue;
     std::istringstream in{std::string(file.substr(0, state.ends[i]))};
     try {
-      attnbench::parse_csv(attnbench::journal_files()[i], in);
+      attnbench::parse_csv(state.files[i], in);
     } catch (const std::invalid_argument&) {
     }
   }

@@ -33,16 +33,6 @@ struct RunOptions {
   std::string command_line;
 };
 
-// Parses "K/N" with 1 <= K <= N.
-std::pair<int, int> parse_shard(const std::string& text) {
-  int k = 0, n = 0;
-  char slash = 0, extra = 0;
-  std::istringstream in(text);
-  if (!(in >> k >> slash >> n) || slash != '/' || (in >> extra) || k < 1 || n < 1 || k > n)
-    throw std::invalid_argument("--shard: bad value '" + text + "'; expected K/N with 1 <= K <= N, e.g. 2/4");
-  return {k, n};
-}
-
 // The command that starts the peer `name` (only "torch" exists: scripts/peer_torch.py on ATTNBENCH_PYTHON).
 PeerCommand peer_command(const std::string& name) {
   if (name != "torch") throw std::invalid_argument("--peer: unknown peer '" + name + "'; known: torch");

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,10 @@ struct SweepCommand {
 
 // Every sweep submit knows, in the order --help lists them.
 const std::vector<SweepCommand>& sweep_commands();
+
+// "K/N" of --shard (or meta.json's "shard") as {K, N}; throws std::invalid_argument naming
+// --shard unless 1 <= K <= N.
+std::pair<int, int> parse_shard(const std::string& text);
 
 // The options of `attnbench <name> ARGS`, parsed by an app that add_options(app, options)
 // fills; throws CLI::ParseError for a bad flag, as the command would.

@@ -180,15 +180,6 @@ void expand_block(const std::map<std::string, std::string>& specs, char separato
   walk(0, base);
 }
 
-std::pair<int, int> shard_of_text(const std::string& text) {
-  int k = 0, n = 0;
-  char slash = 0, extra = 0;
-  std::istringstream in(text);
-  if (!(in >> k >> slash >> n) || slash != '/' || (in >> extra) || k < 1 || n < 1 || k > n)
-    throw std::invalid_argument("--shard: bad value '" + text + "'; expected K/N with 1 <= K <= N, e.g. 2/4");
-  return {k, n};
-}
-
 // The trainings of a scenario file: each row's columns (fields, ';' lists) over the defaults,
 // the flags given overriding every row.
 std::vector<TrainSetup> scenario_trainings(const std::filesystem::path& file, const TrainOptionsCli& o) {
@@ -219,7 +210,7 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
   s.force = o.force;
   s.dry_run = o.dry_run;
   s.quiet = o.quiet;
-  std::tie(s.shard_index, s.shard_count) = shard_of_text(o.shard);
+  std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
   if (!o.resume.empty()) {
     if (!o.specs.empty() || !o.scenario.empty() || !o.out.empty())
       throw std::invalid_argument("--resume: continues the run as it was planned; drop the flags, --scenario and --out");
@@ -242,7 +233,7 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
     }
     s.out_dir = o.resume;
     s.scenario = s.resumed->value("scenario", "train");
-    std::tie(s.shard_index, s.shard_count) = shard_of_text(s.resumed->value("shard", std::string("1/1")));
+    std::tie(s.shard_index, s.shard_count) = parse_shard(s.resumed->value("shard", std::string("1/1")));
     return s;
   }
   if (o.scenario.empty() && !o.specs.empty()) {

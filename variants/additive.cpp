@@ -32,8 +32,8 @@ class AdditiveScorer final : public Scorer {
     if (bf16_keys_) keys_bf16_.assign(static_cast<std::size_t>(B * L * A), 0);
     if (folded_) {
       // v.(W s + U h_j) = (W^T v).s + (U^T v).h_j: two vectors instead of keys and a query.
-      key_weights_ = transposed_times_v(U_);
-      query_weights_ = transposed_times_v(W_);
+      transposed_times_v(U_, key_weights_);
+      transposed_times_v(W_, query_weights_);
       key_scores_.assign(static_cast<std::size_t>(B * L), 0.f);
       query_scores_.assign(static_cast<std::size_t>(B), 0.f);
       return;
@@ -55,6 +55,7 @@ class AdditiveScorer final : public Scorer {
   }
 
   void prepare(const float* H) override {
+    if (training_linear_) transposed_times_v(W_, query_weights_);  // W changed since the last step
     if (folded_) {
       fused::dot_rows(H, key_weights_.data(), shape_.batch * shape_.src_len, shape_.enc_dim, key_scores_.data());
       return;
@@ -69,6 +70,10 @@ class AdditiveScorer final : public Scorer {
   const float* alignment_logits() const override { return use_tanh_ ? nullptr : key_scores_.data(); }
 
   void score(const float* s, float* e) override {
+    if (training_linear_) {
+      linear_scores_from_folded_query(s, e);
+      return;
+    }
     query_op_.run(s, query_.data());
     add_op_.run(keys_.data(), query_.data(), hidden_.data());
     v_op_.run(hidden_.data(), e);
@@ -101,16 +106,16 @@ class AdditiveScorer final : public Scorer {
     return use_tanh_ ? kTanhMacs * positions * static_cast<double>(shape.attn_dim) : positions;
   }
 
-  // M^T v for M = W (A, D) or U (A, E): the vector whose dot with x is v.(M x), summed in double.
-  std::vector<float> transposed_times_v(const LinearParams& M) const {
-    std::vector<float> folded(static_cast<std::size_t>(M.in));
+  // Writes M^T v for M = W (A, D) or U (A, E) into `folded` (resized to M.in once): the
+  // vector whose dot with x is v.(M x), summed in double.
+  void transposed_times_v(const LinearParams& M, std::vector<float>& folded) const {
+    folded.resize(static_cast<std::size_t>(M.in));
     for (std::int64_t i = 0; i < M.in; ++i) {
       double sum = 0.0;
       for (std::int64_t a = 0; a < M.out; ++a)
         sum += static_cast<double>(v_.weight[static_cast<std::size_t>(a)]) * M.weight[static_cast<std::size_t>(a * M.in + i)];
       folded[static_cast<std::size_t>(i)] = static_cast<float>(sum);
     }
-    return folded;
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {
@@ -149,12 +154,22 @@ class AdditiveScorer final : public Scorer {
     v_back_ = LinearBackward(ctx, B * L, A, 1, false, false);
     dkeys_.assign(keys_.size(), 0.f);
     dquery_.assign(query_.size(), 0.f);
+    training_linear_ = !use_tanh_;
+    if (training_linear_) {
+      query_weights_.assign(static_cast<std::size_t>(D), 0.f);
+      de_sum_.assign(static_cast<std::size_t>(B * L), 0.f);
+      state_sum_.assign(static_cast<std::size_t>(D), 0.f);
+    }
   }
 
   // With z = k_j + q and h = act(z): dv += sum de_j h_j, dz = de_j v * act'(z) (tanh' = 1 - h^2),
   // dkeys += dz, dq = sum_j dz, then dW += dq^T s and ds = dq W.
   void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
+    if (training_linear_) {
+      linear_backward_score(s, de, ds);
+      return;
+    }
     query_op_.run(s, query_.data());
     add_op_.run(keys_.data(), query_.data(), hidden_.data());
     v_back_.run(hidden_.data(), de, v_.weight.data(), grads[2].data(), nullptr, nullptr);
@@ -164,13 +179,65 @@ class AdditiveScorer final : public Scorer {
   }
 
   void backward_keys(const float* H, float* dH, ParamGrads grads) override {
+    if (training_linear_) linear_backward_from_sums(grads);
     keys_back_.run(H, dkeys_.data(), U_.weight.data(), grads[1].data(), nullptr, dH);
     std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
+  }
+
+  // Training without tanh, by the algebra of e_bj = v.k_bj + (W^T v).s_b rather than the
+  // (B, L, A) tensor: with sigma_b = sum_j de_bj, the step's dq_b = sigma_b v, so
+  // ds_b = sigma_b W^T v, dW = v (x) sum_b sigma_b s_b, dv = sum_bj de_bj k_bj + W sum_b sigma_b s_b
+  // and dkeys_bj = de_bj v: the steps only add up de (B, L) and sum_b sigma_b s_b (D).
+  void linear_scores_from_folded_query(const float* s, float* e) const {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim;
+    for (std::int64_t b = 0; b < B; ++b) {
+      float query_score = 0.f;
+      for (std::int64_t d = 0; d < D; ++d) query_score += query_weights_[static_cast<std::size_t>(d)] * s[b * D + d];
+      for (std::int64_t j = 0; j < L; ++j) e[b * L + j] = key_scores_[static_cast<std::size_t>(b * L + j)] + query_score;
+    }
+  }
+
+  void linear_backward_score(const float* s, const float* de, float* ds) {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim;
+    for (std::int64_t b = 0; b < B; ++b) {
+      float sigma = 0.f;
+      for (std::int64_t j = 0; j < L; ++j) {
+        sigma += de[b * L + j];
+        de_sum_[static_cast<std::size_t>(b * L + j)] += de[b * L + j];
+      }
+      for (std::int64_t d = 0; d < D; ++d) {
+        state_sum_[static_cast<std::size_t>(d)] += sigma * s[b * D + d];
+        ds[b * D + d] = sigma * query_weights_[static_cast<std::size_t>(d)];
+      }
+    }
+  }
+
+  // Adds dW and dv from the sums, fills dkeys_ = de_sum (x) v for backward_keys, and clears the sums.
+  void linear_backward_from_sums(ParamGrads grads) {
+    const std::int64_t B = shape_.batch, L = shape_.src_len, D = shape_.dec_dim, A = shape_.attn_dim;
+    v_back_.run(keys_.data(), de_sum_.data(), v_.weight.data(), grads[2].data(), nullptr, nullptr);
+    for (std::int64_t a = 0; a < A; ++a) {
+      const float va = v_.weight[static_cast<std::size_t>(a)];
+      const float* W_row = W_.weight.data() + a * D;
+      float* dW_row = grads[0].data() + a * D;
+      float W_times_sum = 0.f;
+      for (std::int64_t d = 0; d < D; ++d) {
+        dW_row[d] += va * state_sum_[static_cast<std::size_t>(d)];
+        W_times_sum += W_row[d] * state_sum_[static_cast<std::size_t>(d)];
+      }
+      grads[2][static_cast<std::size_t>(a)] += W_times_sum;
+    }
+    for (std::int64_t r = 0; r < B * L; ++r)
+      for (std::int64_t a = 0; a < A; ++a)
+        dkeys_[static_cast<std::size_t>(r * A + a)] = de_sum_[static_cast<std::size_t>(r)] * v_.weight[static_cast<std::size_t>(a)];
+    std::fill(de_sum_.begin(), de_sum_.end(), 0.f);
+    std::fill(state_sum_.begin(), state_sum_.end(), 0.f);
   }
 
  private:
   ScorerShape shape_;
   bool use_tanh_;
+  bool training_linear_ = false;  // additive_linear with build_backward(): scores and gradients by the algebra above
   bool folded_ = false;     // additive_linear, fused: scores from key_weights_ and query_weights_
   bool bf16_keys_ = false;  // additive, fused on a bf16 context: scores from keys_bf16_
   LinearParams W_, U_, v_;
@@ -180,7 +247,8 @@ class AdditiveScorer final : public Scorer {
   BinaryAddOp add_op_;
   FusedProjection fused_query_op_;
   std::vector<float> keys_, hidden_, query_, key_scores_, query_scores_;
-  std::vector<float> key_weights_, query_weights_;  // U^T v (E) and W^T v (D) when folded_
+  std::vector<float> key_weights_, query_weights_;  // U^T v (E) and W^T v (D) when folded_ (W^T v also when training_linear_)
+  std::vector<float> de_sum_, state_sum_;           // training_linear_: sum over steps of de (B, L) and of sigma_b s_b (D)
   std::vector<std::uint16_t> keys_bf16_;            // the keys as bf16 (fused::to_bf16), per sequence
 };
 

@@ -242,6 +242,14 @@ TEST(RooflineMeasure, TinyTriadGivesPositiveFiniteBandwidth) {
   }
 }
 
+// measure_read_gbps throws unless its sum counts every element exactly once, so sizes that
+// leave a tail after the four streams of sixteen lanes check the split and the tail.
+TEST(RooflineMeasure, ReadOnlySumReadsEveryElementOnce) {
+  for (const int threads : {1, 2})
+    for (const std::size_t elements : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{1000}, std::size_t{4099}})
+      EXPECT_TRUE(positive_finite(measure_read_gbps(threads, elements, 1, 0.0001))) << threads << " threads, " << elements;
+}
+
 TEST(RooflineMeasure, DefaultTriadArraysExceedTheLastLevelCache) {
   EXPECT_GE(default_stream_elements(), std::size_t{16} << 20);
 }

@@ -169,6 +169,23 @@ TEST_P(FusedRows, TanhDotRowsMatchDouble) {
   EXPECT_TRUE(near_reference("tanh_dot_rows", out, ref));
 }
 
+TEST_P(FusedRows, AddTanhRowsEqualsFastTanhOfTheSumAndIsNearDouble) {
+  const std::int64_t n = 7, width = GetParam();
+  const std::vector<float> rows = random_floats(count(n * width), 6, -3.f, 3.f);
+  const std::vector<float> x = random_floats(count(width), 7, -3.f, 3.f);
+  std::vector<float> out(count(n * width), std::nanf(""));
+  fused::add_tanh_rows(rows.data(), x.data(), n, width, out.data());
+  std::vector<float> same(out.size());
+  std::vector<float> sums(out.size());
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < width; ++k) sums[count(j * width + k)] = rows[count(j * width + k)] + x[count(k)];
+  fused::tanh_all(sums.data(), static_cast<std::int64_t>(sums.size()), same.data());
+  EXPECT_EQ(out, same);  // the same clone's tanh, element for element
+  double worst = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - std::tanh(double(sums[i]))));
+  EXPECT_LE(worst, 2e-7);
+}
+
 TEST_P(FusedRows, WeightedSumRowsMatchDouble) {
   const std::int64_t n = 5, width = GetParam();
   const std::vector<float> w = random_floats(count(n), 6, 0.f, 1.f), rows = random_floats(count(n * width), 7);

@@ -74,8 +74,7 @@ class AdditiveScorer final : public Scorer {
       linear_scores_from_folded_query(s, e);
       return;
     }
-    query_op_.run(s, query_.data());
-    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    compute_hidden(s);
     v_op_.run(hidden_.data(), e);
   }
 
@@ -154,6 +153,7 @@ class AdditiveScorer final : public Scorer {
     v_back_ = LinearBackward(ctx, B * L, A, 1, false, false);
     dkeys_.assign(keys_.size(), 0.f);
     dquery_.assign(query_.size(), 0.f);
+    training_ = true;
     training_linear_ = !use_tanh_;
     if (training_linear_) {
       query_weights_.assign(static_cast<std::size_t>(D), 0.f);
@@ -170,8 +170,7 @@ class AdditiveScorer final : public Scorer {
       linear_backward_score(s, de, ds);
       return;
     }
-    query_op_.run(s, query_.data());
-    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    compute_hidden(s);
     v_back_.run(hidden_.data(), de, v_.weight.data(), grads[2].data(), nullptr, nullptr);
     additive_hidden_backward(hidden_.data(), de, v_.weight.data(), B, L, A, use_tanh_, dkeys_.data(),
                              dquery_.data());
@@ -182,6 +181,16 @@ class AdditiveScorer final : public Scorer {
     if (training_linear_) linear_backward_from_sums(grads);
     keys_back_.run(H, dkeys_.data(), U_.weight.data(), grads[1].data(), nullptr, dH);
     std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
+  }
+
+  // q = W s, then hidden_ = act(keys_ + q): oneDNN's add (with its tanh) for the textbook
+  // score stage, the fused tanh once the scorer trains (build_backward()).
+  void compute_hidden(const float* s) {
+    query_op_.run(s, query_.data());
+    if (training_ && use_tanh_)
+      additive_hidden_forward(keys_.data(), query_.data(), shape_.batch, shape_.src_len, shape_.attn_dim, hidden_.data());
+    else
+      add_op_.run(keys_.data(), query_.data(), hidden_.data());
   }
 
   // Training without tanh, by the algebra of e_bj = v.k_bj + (W^T v).s_b rather than the
@@ -237,6 +246,7 @@ class AdditiveScorer final : public Scorer {
  private:
   ScorerShape shape_;
   bool use_tanh_;
+  bool training_ = false;         // build_backward() was called
   bool training_linear_ = false;  // additive_linear with build_backward(): scores and gradients by the algebra above
   bool folded_ = false;     // additive_linear, fused: scores from key_weights_ and query_weights_
   bool bf16_keys_ = false;  // additive, fused on a bf16 context: scores from keys_bf16_
@@ -257,6 +267,12 @@ std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape)
 }
 
 }  // namespace
+
+void additive_hidden_forward(const float* keys, const float* query, std::int64_t B, std::int64_t L, std::int64_t A,
+                             float* hidden) {
+#pragma omp parallel for schedule(static) if (B * L * A >= kParallelBackwardWork)
+  for (std::int64_t b = 0; b < B; ++b) fused::add_tanh_rows(keys + b * L * A, query + b * A, L, A, hidden + b * L * A);
+}
 
 void additive_hidden_backward(const float* hidden, const float* de, const float* v, std::int64_t B, std::int64_t L,
                               std::int64_t A, bool use_tanh, float* dkeys, float* dquery) {

@@ -24,6 +24,13 @@ StageCost additive_score_cost(const Problem& p, bool use_tanh);
 // and the copies of alpha (B, L) and c (B, E); oneDNN's is score + attend.
 StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend);
 
+// The hidden tensor of a training step: hidden[b, j, :] = tanh(keys[b, j, :] + query[b, :])
+// for keys (B, L, A) and query (B, A), by the fused kernels' tanh (1.5e-7 of std::tanh)
+// instead of oneDNN's eltwise, which costs twice as much here. Allocates nothing; runs on
+// every thread above 128K elements.
+void additive_hidden_forward(const float* keys, const float* query, std::int64_t B, std::int64_t L, std::int64_t A,
+                             float* hidden);
+
 // The backward of e_j = v . act(z_j), z_j = k_j + q, through act, given h = act(z)
 // (B, L, A) and de (B, L): dz = de_j v * act'(z) (tanh' = 1 - h^2), dkeys += dz (B, L, A),
 // dquery = sum_j dz (B, A, overwritten). dv is not computed. Allocates nothing; runs on

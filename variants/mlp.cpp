@@ -49,8 +49,7 @@ class MlpScorer final : public Scorer {
   }
 
   void score(const float* s, float* e) override {
-    query_op_.run(s, query_.data());
-    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    compute_hidden(s);
     v_op_.run(hidden_.data(), e);
   }
 
@@ -112,14 +111,14 @@ class MlpScorer final : public Scorer {
     v_back_ = LinearBackward(ctx, B * L, A, 1, false, false);
     dkeys_.assign(keys_.size(), 0.f);
     dquery_.assign(query_.size(), 0.f);
+    training_ = true;
   }
 
   // With h = tanh(k_j + q), q = W s + b: dv += sum de_j h_j, dz = de_j v (1 - h^2),
   // dkeys += dz, dq = sum_j dz, then dW += dq^T s, db += dq's column sums and ds = dq W.
   void backward_score(const float* s, const float* de, float* ds, ParamGrads grads) override {
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim;
-    query_op_.run(s, query_.data());
-    add_op_.run(keys_.data(), query_.data(), hidden_.data());
+    compute_hidden(s);
     v_back_.run(hidden_.data(), de, v_.weight.data(), grads[3].data(), nullptr, nullptr);
     additive_hidden_backward(hidden_.data(), de, v_.weight.data(), B, L, A, true, dkeys_.data(), dquery_.data());
     query_back_.run(s, dquery_.data(), W_.weight.data(), grads[1].data(), grads[2].data(), ds);
@@ -130,7 +129,18 @@ class MlpScorer final : public Scorer {
     std::fill(dkeys_.begin(), dkeys_.end(), 0.f);
   }
 
+  // q = W s + b, then hidden_ = tanh(keys_ + q): oneDNN's add with tanh for the textbook
+  // score stage, the fused tanh once the scorer trains (build_backward()).
+  void compute_hidden(const float* s) {
+    query_op_.run(s, query_.data());
+    if (training_)
+      additive_hidden_forward(keys_.data(), query_.data(), shape_.batch, shape_.src_len, shape_.attn_dim, hidden_.data());
+    else
+      add_op_.run(keys_.data(), query_.data(), hidden_.data());
+  }
+
  private:
+  bool training_ = false;  // build_backward() was called
   ScorerShape shape_;
   LinearParams U_, W_, v_;
   LinearOp keys_op_, query_op_, v_op_;

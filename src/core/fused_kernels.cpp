@@ -144,6 +144,17 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
 }
 
 ATTNBENCH_ISA_CLONES
+void add_tanh_rows(const float* __restrict rows, const float* __restrict x, std::int64_t n, std::int64_t width,
+                   float* __restrict out) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float* __restrict row = rows + j * width;
+    float* __restrict y = out + j * width;
+#pragma omp simd
+    for (std::int64_t k = 0; k < width; ++k) y[k] = fast_tanh(row[k] + x[k]);
+  }
+}
+
+ATTNBENCH_ISA_CLONES
 void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) y[i] = fast_tanh(x[i]);

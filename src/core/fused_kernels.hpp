@@ -25,6 +25,10 @@ void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out);
 
+// Writes out[j, :] = tanh(rows[j, :] + x) for j < n with tanh_dot_rows's tanh; rows and out
+// are (n, width), x is (width). The (n, width) tensor a training step keeps for its backward.
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+
 // Writes y[i] = fast_tanh(x[i]) for i < n: the tanh tanh_dot_rows uses.
 void tanh_all(const float* x, std::int64_t n, float* y);
 

@@ -15,6 +15,12 @@ import pytest
 
 TIMEOUT_S = 300  # one command (plot and report start Python and matplotlib)
 
+# Per folder kind, its resume command and what that does again from a file the journal no longer
+# matches: a reader's message (attnbench's and scripts/lib/run_folder.py's alike) ends
+# "; with `RESUME` REDONE", the resume's own warning "; REDONE".
+RESUME = {"run": "attnbench run --resume", "train": "attnbench train --resume"}
+REDONE = {"run": "the points from there are measured again", "train": "the trainings from there are trained again"}
+
 
 # ---------------------------------------------------------------------------- the journal
 
@@ -53,6 +59,16 @@ def check_journal(folder, names):
 def resume(attnbench, command, folder):
     """`attnbench COMMAND --resume FOLDER --quiet --force`."""
     return attnbench.run(command, "--resume", folder, "--quiet", "--force", timeout=TIMEOUT_S)
+
+
+def warns_of_damage(result, kind, path):
+    """A resume of a `kind` folder whose file `path` lost committed bytes exits 0 and warns, in
+    one stderr line, that it does REDONE[kind] from the damaged line of that file on."""
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("attnbench: warning: ")]
+    assert len(warnings) == 1, result.stderr
+    assert warnings[0].startswith(f"attnbench: warning: {path}:") and " damaged: " in warnings[0], warnings[0]
+    assert warnings[0].endswith(f"; {REDONE[kind]}"), warnings[0]
 
 
 def one_line(result, code, *words):
@@ -180,7 +196,8 @@ def reader_cases(damages, readers):
 
 def reader_gives_file_line(attnbench, kind, good, tmp_path, damage, reader, where, reason):
     """Reader `reader` (READERS) of a copy of the `kind` folder `good` with `damage` done exits 2
-    with one stderr line holding `where` and `reason`, and writes no --out folder."""
+    with one stderr line holding `where` and `reason`, and writes no --out folder. A "damaged"
+    reason (a file the journal no longer matches) must end with what RESUME[kind] does."""
     folder = damaged(good, tmp_path, damage)
     out = str(tmp_path / "out")
     result = attnbench.run(*READERS[reader](folder, good, out), timeout=TIMEOUT_S)
@@ -189,4 +206,6 @@ def reader_gives_file_line(attnbench, kind, good, tmp_path, damage, reader, wher
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert where in lines[0] and reason in lines[0], lines[0]
+    if reason == "damaged":
+        assert lines[0].endswith(f"; with `{RESUME[kind]}` {REDONE[kind]}"), lines[0]
     assert not os.path.exists(out)

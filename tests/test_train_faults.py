@@ -107,6 +107,8 @@ def test_truncation_at_several_offsets_then_resume(attnbench, data, tiny_train, 
         result = resume(attnbench, folder)
         assert result.returncode == 0, (size, result.stderr)
         assert "Traceback" not in result.stderr
+        if name != "journal":  # a cut data file lost committed bytes
+            folder_faults.warns_of_damage(result, "train", os.path.join(folder, name))
         check_folder(folder, data, reference)
         # The trainings the cut left whole are kept byte for byte, not trained again.
         kept = [r for r in records if (r[1] if name == "journal" else r[0][list(data).index(name)]) <= size]

@@ -8,19 +8,16 @@ resume per byte offset, two at a time)."""
 import collections
 import concurrent.futures
 import csv
-import fcntl
-import hashlib
 import json
 import os
-import random
 import shutil
-import signal
 import subprocess
-import time
 
 import pytest
 
 import attnbench_lists  # scripts/ is on sys.path (tests/conftest.py)
+import folder_faults  # tests/folder_faults.py: the checks both kinds of folder share
+from folder_faults import hold, one_line
 
 DATA = ["timing.csv", "samples.csv", "entropy.csv"]  # the journal's files, in its order
 TINY = ["--scorer", "dot", "--src-len", "3,4", "--batch", "1", "--tgt-len", "1", "--emb-dim", "2", "--enc-dim", "2",
@@ -41,21 +38,6 @@ def key_width(file):
     return len(attnbench_lists.key_columns(None, file))
 
 
-def journal_records(text):
-    """[(ends per data file, end of the line in the journal)] of the whole lines of a journal."""
-    lines = text.split("\n")
-    assert lines[0] == "attnbench-journal 1 " + " ".join(DATA), lines[0]
-    records, at = [], len(lines[0]) + 1
-    for seq, line in enumerate(lines[1:-1]):
-        words = line.split(" ")
-        body = line[: line.rfind(" ") + 1]
-        if len(words) != 8 or words[0] != str(seq) or hashlib.sha256(body.encode()).hexdigest() != words[-1]:
-            break
-        at += len(line) + 1
-        records.append(([int(w) for w in words[1:4]], at))
-    return records
-
-
 def rows(path):
     with open(path, newline="", encoding="utf-8") as f:
         table = list(csv.reader(f))
@@ -68,14 +50,7 @@ def rows(path):
 def check_folder(folder, complete=True, reference=None):
     """Every file well-formed and exactly what the journal commits; no key doubled; with
     `reference`, the same keys as a complete run of the same grid."""
-    journal = open(os.path.join(folder, "journal"), encoding="utf-8").read()
-    records = journal_records(journal)
-    assert records, "the journal commits nothing"
-    ends, journal_end = records[-1]
-    assert journal_end == len(journal.encode()), "the journal ends in a torn line"
-    for name, end in zip(DATA, ends):
-        data = open(os.path.join(folder, name), "rb").read()
-        assert len(data) == end, f"{name}: {len(data)} bytes, the journal commits {end}"
+    folder_faults.check_journal(folder, DATA)
     _, timing = rows(os.path.join(folder, "timing.csv"))
     _, samples = rows(os.path.join(folder, "samples.csv"))
     _, entropy = rows(os.path.join(folder, "entropy.csv"))
@@ -103,15 +78,6 @@ def keys_of(folder):
             "entropy": {tuple(r[:entropy_key]) for r in rows(os.path.join(folder, "entropy.csv"))[1]}}
 
 
-def one_line(result, code, *words):
-    assert result.returncode == code, (result.returncode, result.stderr)
-    errors = [line for line in result.stderr.splitlines() if "warning" not in line and "dropped" not in line]
-    assert len(errors) == 1, result.stderr
-    for word in words:
-        assert word in errors[0], errors[0]
-    assert "Traceback" not in result.stderr and "json.exception" not in result.stderr
-
-
 @pytest.fixture(scope="module")
 def tiny_run(attnbench, tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("tiny") / "run")
@@ -121,7 +87,7 @@ def tiny_run(attnbench, tmp_path_factory):
 
 
 def resume(attnbench, folder):
-    return attnbench.run("run", "--resume", folder, "--quiet", "--force", timeout=TIMEOUT_S)
+    return folder_faults.resume(attnbench, "run", folder)
 
 
 def resume_truncated(attnbench, source, work, name, size):
@@ -134,7 +100,7 @@ def resume_truncated(attnbench, source, work, name, size):
 def test_truncation_at_every_byte_offset_then_resume(attnbench, tiny_run, tmp_path):
     source, reference = tiny_run
     original = {name: open(os.path.join(source, name), "rb").read() for name in DATA + ["journal"]}
-    records = journal_records(original["journal"].decode())
+    records = folder_faults.journal_records(original["journal"].decode(), DATA)
     jobs = [(name, size) for name in DATA + ["journal"] for size in range(len(original[name]))]
 
     def one(job):
@@ -143,6 +109,8 @@ def test_truncation_at_every_byte_offset_then_resume(attnbench, tiny_run, tmp_pa
         try:
             assert result.returncode == 0, (job, result.stderr)
             assert "Traceback" not in result.stderr
+            if name != "journal":  # a cut data file lost committed bytes
+                folder_faults.warns_of_damage(result, "run", os.path.join(folder, name))
             check_folder(folder, reference=reference)
             # The records the damage left whole are kept byte for byte.
             if name == "journal":
@@ -184,33 +152,12 @@ def test_truncated_meta_json_gives_one_line_and_changes_nothing(attnbench, tiny_
         assert open(os.path.join(folder, name), "rb").read() == data
 
 
-def test_fifty_sigkills_then_resume(attnbench, binary, tmp_path):
+def test_fifty_sigkills_then_resume(attnbench, tmp_path):
     reference_folder = str(tmp_path / "reference")
     attnbench.run("run", *LONGER, "--out", reference_folder, timeout=TIMEOUT_S).ok()
     reference = keys_of(reference_folder)
-    folder = str(tmp_path / "killed")
-    rng = random.Random(13)
-    kills = 0
-    started = False
-    while kills < 50:
-        args = ["run", "--resume", folder, "--quiet", "--force"] if started else ["run", *LONGER, "--out", folder]
-        process = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.0, 0.6))
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            kills += 1
-        _, err = process.communicate()
-        assert b"Traceback" not in err
-        started = started or os.path.exists(os.path.join(folder, "meta.json"))
-        if not started and os.path.exists(folder):
-            shutil.rmtree(folder)  # killed before meta.json: the start never happened
-        elif process.returncode == 0:
-            check_folder(folder, reference=reference)
-            shutil.rmtree(folder)  # finished: start again, the kills must land somewhere
-            started = False
-    if started:
-        resume(attnbench, folder).ok()
-        check_folder(folder, reference=reference)
+    folder_faults.sigkills_then_resume(attnbench, "run", LONGER, str(tmp_path / "killed"), kills=50, seed=13,
+                                       longest_s=0.6, check=lambda folder: check_folder(folder, reference=reference))
 
 
 @pytest.fixture
@@ -243,13 +190,9 @@ def test_disk_full_fails_cleanly_and_resume_completes(attnbench, small_tmpfs, tm
         assert open(os.path.join(folder, name), "rb").read()[:len(data)] == data
 
 
-def test_a_second_writer_is_refused(attnbench, binary, tmp_path):
+def test_a_second_writer_is_refused(attnbench, tmp_path):
     folder = str(tmp_path / "run")
-    first = subprocess.Popen([binary, "run", *LONGER, "--out", folder], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not os.path.exists(os.path.join(folder, "meta.json")) and time.time() < deadline:
-        time.sleep(0.01)
+    first = folder_faults.started_writer(attnbench, "run", LONGER, folder)
     second = resume(attnbench, folder)
     third = attnbench.run("run", *LONGER, "--out", folder, timeout=TIMEOUT_S)
     assert first.wait(timeout=300) == 0, first.stderr.read()
@@ -349,13 +292,6 @@ def test_a_truncated_shard_resumes_to_the_keys_of_an_unbroken_one(attnbench, tmp
     resume(attnbench, folder).ok()
     meta = check_folder(folder, reference=reference)
     assert meta["shard"] == "2/3"
-
-
-def hold(folder):
-    """An exclusive flock on `folder`, as another writer holds it; close the result to release it."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return fd
 
 
 @pytest.mark.parametrize("mixed", [[], ["--allow-mixed"]], ids=["merge", "merge_allow_mixed"])

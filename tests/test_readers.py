@@ -2,20 +2,16 @@
 line "file:line: reason" and exit 2: never a traceback, never a silently wrong number."""
 import json
 import os
-import shutil
 
 import pytest
 
-TIMEOUT_S = 300  # one command (plot and report start Python and matplotlib)
+import folder_faults  # tests/folder_faults.py: the checks both kinds of folder share
+from folder_faults import READERS, TIMEOUT_S, bad_number, cut_middle, damaged, legacy, truncate
+
 SIZES = ["--scorer", "dot,general", "--src-len", "3,4", "--batch", "1", "--tgt-len", "1", "--emb-dim", "2",
          "--enc-dim", "2", "--dec-dim", "2", "--attn-dim", "2", "--vocab", "3", "--stages", "step",
          "--repetitions", "2", "--min-time", "0.0001", "--quiet"]
-READERS = {
-    "compare": lambda run, good, out: ["compare", good, run],
-    "merge": lambda run, good, out: ["merge", run, "--out", out],
-    "plot": lambda run, good, out: ["plot", run],
-    "report": lambda run, good, out: ["report", run],
-}
+RUN_READERS = ["compare", "merge", "plot", "report"]
 
 
 @pytest.fixture(scope="module")
@@ -23,46 +19,6 @@ def good_run(attnbench, tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("good") / "run")
     attnbench.run("run", *SIZES, "--out", folder, timeout=TIMEOUT_S).ok()
     return folder
-
-
-def damaged(good_run, tmp_path, damage):
-    folder = str(tmp_path / "damaged")
-    shutil.copytree(good_run, folder)
-    damage(folder)
-    return folder
-
-
-def cut_middle(name, count):
-    def damage(folder):
-        path = os.path.join(folder, name)
-        data = open(path, "rb").read()
-        middle = len(data) // 2
-        open(path, "wb").write(data[:middle] + data[middle + count:])
-    return damage
-
-
-def truncate(name, count):
-    def damage(folder):
-        path = os.path.join(folder, name)
-        os.truncate(path, os.path.getsize(path) - count)
-    return damage
-
-
-def legacy(edit):
-    """A folder without a journal (an older attnbench) whose `edit` breaks a file."""
-    def damage(folder):
-        os.remove(os.path.join(folder, "journal"))
-        edit(folder)
-    return damage
-
-
-def replace_in(name, old, new):
-    def edit(folder):
-        path = os.path.join(folder, name)
-        text = open(path, encoding="utf-8").read()
-        assert old in text
-        open(path, "w", encoding="utf-8").write(text.replace(old, new, 1))
-    return edit
 
 
 def extra_cell(folder):
@@ -79,43 +35,20 @@ def doubled_sample(folder):
     open(path, "w", encoding="utf-8").write("\n".join(lines))
 
 
-def bad_number(folder):
-    path = os.path.join(folder, "samples.csv")
-    lines = open(path, encoding="utf-8").read().split("\n")
-    cells = lines[1].split(",")
-    cells[-1] = "3x"
-    lines[1] = ",".join(cells)
-    open(path, "w", encoding="utf-8").write("\n".join(lines))
-
-
 DAMAGE = {
     "timing truncated": (truncate("timing.csv", 200), "timing.csv:", "damaged"),
     "samples lost 10 bytes": (cut_middle("samples.csv", 10), "samples.csv:", "damaged"),
     "entropy lost 10 bytes": (cut_middle("entropy.csv", 10), "entropy.csv:", "damaged"),
     "journal says more": (truncate("samples.csv", 1), "samples.csv:", "damaged"),
     "legacy short row": (legacy(extra_cell), "timing.csv:2", "cells"),
-    "legacy bad number": (legacy(bad_number), "samples.csv:2", ""),
+    "legacy bad number": (legacy(bad_number("samples.csv")), "samples.csv:2", ""),
 }
 
 
-# merge copies cells as text: a bad number is not its to judge.
-CASES = [pytest.param(case, reader, id=f"{case.replace(' ', '_')}-{reader}") for case in sorted(DAMAGE)
-         for reader in sorted(READERS) if (case, reader) != ("legacy bad number", "merge")]
-
-
-@pytest.mark.parametrize("case,reader", CASES)
+@pytest.mark.parametrize("case,reader", folder_faults.reader_cases(DAMAGE, RUN_READERS))
 def test_damaged_file_gives_file_line_and_exit_2(attnbench, good_run, tmp_path, reader, case):
     damage, where, reason = DAMAGE[case]
-    folder = damaged(good_run, tmp_path, damage)
-    out = str(tmp_path / "out")
-    result = attnbench.run(*READERS[reader](folder, good_run, out), timeout=TIMEOUT_S)
-    assert result.returncode == 2, (result.returncode, result.stdout[-500:], result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert where in lines[0] and reason in lines[0], lines[0]
-    if reader == "merge":
-        assert not os.path.exists(out)
+    folder_faults.reader_gives_file_line(attnbench, "run", good_run, tmp_path, damage, reader, where, reason)
 
 
 def test_compare_refuses_a_doubled_key_and_repetition(attnbench, good_run, tmp_path):

@@ -7,19 +7,15 @@ holds every training of the sweep exactly once.
 Run time on a quiet 2-core machine: about a minute (tiny trainings of a few milliseconds)."""
 import collections
 import csv
-import fcntl
-import hashlib
 import json
 import os
-import random
 import shutil
-import signal
-import subprocess
-import time
 
 import pytest
 
 import attnbench_lists  # scripts/ is on sys.path (tests/conftest.py)
+import folder_faults  # tests/folder_faults.py: the checks both kinds of folder share
+from folder_faults import bad_number, cut_middle, hold, legacy, one_line, truncate
 
 TIMEOUT_S = 300  # one command (plot and report start Python and matplotlib)
 SIZES = ["--task", "reverse", "--len-min", "5", "--src-len", "6", "--long-len", "7", "--eval-size", "16",
@@ -41,22 +37,6 @@ def data(binary):
     return widths
 
 
-def journal_records(text, names):
-    """[(ends per data file, end of the line in the journal)] of the whole lines of a journal."""
-    lines = text.split("\n")
-    assert lines[0] == "attnbench-journal 1 " + " ".join(names), lines[0]
-    records, at = [], len(lines[0]) + 1
-    for seq, line in enumerate(lines[1:-1]):
-        words = line.split(" ")
-        body = line[: line.rfind(" ") + 1]
-        if len(words) != 2 + 2 * len(names) or words[0] != str(seq) or \
-                hashlib.sha256(body.encode()).hexdigest() != words[-1]:
-            break
-        at += len(line) + 1
-        records.append(([int(w) for w in words[1:1 + len(names)]], at))
-    return records
-
-
 def rows(path):
     with open(path, newline="", encoding="utf-8") as f:
         table = list(csv.reader(f))
@@ -74,13 +54,7 @@ def keys_of(folder, data):
 def check_folder(folder, data, reference=None, complete=True):
     """Every file exactly what the journal commits and well-formed; no key doubled; a training's
     rows in all three files or in none; with `reference` (keys_of a clean run), the same keys."""
-    journal = open(os.path.join(folder, "journal"), encoding="utf-8").read()
-    records = journal_records(journal, list(data))
-    assert records, "the journal commits nothing"
-    ends, journal_end = records[-1]
-    assert journal_end == len(journal.encode()), "the journal ends in a torn line"
-    for name, end in zip(data, ends):
-        assert os.path.getsize(os.path.join(folder, name)) == end, f"{name}: not what the journal commits"
+    folder_faults.check_journal(folder, list(data))
     keys = keys_of(folder, data)
     for name, counter in keys.items():
         doubled = [k for k, n in counter.items() if n > 1]
@@ -96,17 +70,8 @@ def check_folder(folder, data, reference=None, complete=True):
     return meta
 
 
-def one_line(result, code, *words):
-    assert result.returncode == code, (result.returncode, result.stderr)
-    errors = [line for line in result.stderr.splitlines() if "warning" not in line and "dropped" not in line]
-    assert len(errors) == 1, result.stderr
-    for word in words:
-        assert word in errors[0], errors[0]
-    assert "Traceback" not in result.stderr and "json.exception" not in result.stderr
-
-
 def resume(attnbench, folder):
-    return attnbench.run("train", "--resume", folder, "--quiet", "--force", timeout=TIMEOUT_S)
+    return folder_faults.resume(attnbench, "train", folder)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +96,7 @@ def offsets(data_bytes, ends):
 def test_truncation_at_several_offsets_then_resume(attnbench, data, tiny_train, tmp_path, name):
     source, reference = tiny_train
     original = {n: open(os.path.join(source, n), "rb").read() for n in [*data, "journal"]}
-    records = journal_records(original["journal"].decode(), list(data))
+    records = folder_faults.journal_records(original["journal"].decode(), list(data))
     ends = [r[1] for r in records] if name == "journal" else [r[0][list(data).index(name)] for r in records]
     cuts = offsets(original[name], ends)
     assert len(cuts) >= 8
@@ -142,6 +107,8 @@ def test_truncation_at_several_offsets_then_resume(attnbench, data, tiny_train, 
         result = resume(attnbench, folder)
         assert result.returncode == 0, (size, result.stderr)
         assert "Traceback" not in result.stderr
+        if name != "journal":  # a cut data file lost committed bytes
+            folder_faults.warns_of_damage(result, "train", os.path.join(folder, name))
         check_folder(folder, data, reference)
         # The trainings the cut left whole are kept byte for byte, not trained again.
         kept = [r for r in records if (r[1] if name == "journal" else r[0][list(data).index(name)]) <= size]
@@ -166,44 +133,16 @@ def test_an_uncommitted_tail_is_dropped_and_nothing_trained_again(attnbench, dat
     assert json.load(open(os.path.join(folder, "meta.json")))["points_done_this_session"] == 0
 
 
-def test_a_handful_of_sigkills_then_resume(attnbench, binary, data, tmp_path):
+def test_a_handful_of_sigkills_then_resume(attnbench, data, tmp_path):
     reference_folder = str(tmp_path / "reference")
     attnbench.run("train", *LONGER, "--out", reference_folder, timeout=TIMEOUT_S).ok()
     reference = keys_of(reference_folder, data)
     assert len(reference["train_final.csv"]) == 8
-    folder = str(tmp_path / "killed")
-    rng = random.Random(12)
-    kills = 0
-    started = False
-    while kills < 8:
-        args = ["train", "--resume", folder, "--quiet", "--force"] if started else ["train", *LONGER, "--out", folder]
-        process = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.0, 0.5))
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            kills += 1
-        _, err = process.communicate()
-        assert b"Traceback" not in err
-        started = started or os.path.exists(os.path.join(folder, "meta.json"))
-        if not started and os.path.exists(folder):
-            shutil.rmtree(folder)  # killed before meta.json: the start never happened
-        elif process.returncode == 0:
-            check_folder(folder, data, reference)
-            shutil.rmtree(folder)  # finished: start again, the kills must land somewhere
-            started = False
-    if started:
-        resume(attnbench, folder).ok()
-        check_folder(folder, data, reference)
+    folder_faults.sigkills_then_resume(attnbench, "train", LONGER, str(tmp_path / "killed"), kills=8, seed=12,
+                                       longest_s=0.5, check=lambda folder: check_folder(folder, data, reference))
 
 
-def hold(folder):
-    """An exclusive flock on `folder`, as another writer holds it; close the result to release it."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return fd
-
-
-def test_two_writers_on_one_train_folder(attnbench, binary, data, tiny_train, tmp_path):
+def test_two_writers_on_one_train_folder(attnbench, data, tiny_train, tmp_path):
     source, reference = tiny_train
     folder = str(tmp_path / "held")
     shutil.copytree(source, folder)
@@ -216,11 +155,7 @@ def test_two_writers_on_one_train_folder(attnbench, binary, data, tiny_train, tm
     assert {n: open(os.path.join(folder, n), "rb").read() for n in before} == before
     # Two real processes: the second, started while the first trains, is refused.
     live = str(tmp_path / "live")
-    first = subprocess.Popen([binary, "train", *LONGER, "--out", live], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not os.path.exists(os.path.join(live, "meta.json")) and time.time() < deadline:
-        time.sleep(0.005)
+    first = folder_faults.started_writer(attnbench, "train", LONGER, live)
     second = resume(attnbench, live)
     assert first.wait(timeout=TIMEOUT_S) == 0, first.stderr.read()
     if second.returncode != 0:  # else the first had already finished: then it resumed a complete run
@@ -266,69 +201,27 @@ def test_a_train_folder_is_not_resumed_by_run(attnbench, tiny_train, tmp_path):
              "holds a `train` run; continue it with `attnbench train --resume")
 
 
-def cut_middle(name, count):
-    def damage(folder):
-        path = os.path.join(folder, name)
-        blob = open(path, "rb").read()
-        open(path, "wb").write(blob[:len(blob) // 2] + blob[len(blob) // 2 + count:])
-    return damage
-
-
-def truncate(name, count):
-    def damage(folder):
-        os.truncate(os.path.join(folder, name), os.path.getsize(os.path.join(folder, name)) - count)
-    return damage
-
-
-def legacy_short_row(folder):
-    """A folder without a journal (an older attnbench) whose train_final.csv ends in half a row."""
-    os.remove(os.path.join(folder, "journal"))
+def short_row(folder):
+    """train_final.csv ends in half a row."""
     with open(os.path.join(folder, "train_final.csv"), "a") as f:
         f.write("reverse,additive,onednn\n")
-
-
-def legacy_bad_number(folder):
-    os.remove(os.path.join(folder, "journal"))
-    path = os.path.join(folder, "train.csv")
-    lines = open(path, encoding="utf-8").read().split("\n")
-    cells = lines[1].split(",")
-    cells[-1] = "3x"
-    lines[1] = ",".join(cells)
-    open(path, "w", encoding="utf-8").write("\n".join(lines))
 
 
 DAMAGE = {
     "train truncated": (truncate("train.csv", 30), "train.csv:", "damaged"),
     "attention lost 10 bytes": (cut_middle("train_attention.csv", 10), "train_attention.csv:", "damaged"),
     "final lost a byte": (truncate("train_final.csv", 1), "train_final.csv:5", "damaged"),
-    "legacy short row": (legacy_short_row, "train_final.csv:6", "cells"),
-    "legacy bad number": (legacy_bad_number, "train.csv:2", "column 'entropy_norm'"),
+    "legacy short row": (legacy(short_row), "train_final.csv:6", "cells"),
+    "legacy bad number": (legacy(bad_number("train.csv")), "train.csv:2", "column 'entropy_norm'"),
 }
-READERS = {
-    "merge": lambda run, out: ["merge", run, "--out", out],
-    "plot": lambda run, out: ["plot", run],
-    "report": lambda run, out: ["report", run],
-}
-# merge copies cells as text: a bad number is not its to judge.
-CASES = [pytest.param(case, reader, id=f"{case.replace(' ', '_')}-{reader}") for case in sorted(DAMAGE)
-         for reader in sorted(READERS) if (case, reader) != ("legacy bad number", "merge")]
+TRAIN_READERS = ["merge", "plot", "report"]  # compare reads `run` folders only
 
 
-@pytest.mark.parametrize("case,reader", CASES)
+@pytest.mark.parametrize("case,reader", folder_faults.reader_cases(DAMAGE, TRAIN_READERS))
 def test_damaged_train_folder_gives_file_line_and_exit_2(attnbench, tiny_train, tmp_path, case, reader):
     source, _ = tiny_train
     damage, where, reason = DAMAGE[case]
-    folder = str(tmp_path / "damaged")
-    shutil.copytree(source, folder)
-    damage(folder)
-    out = str(tmp_path / "out")
-    result = attnbench.run(*READERS[reader](folder, out), timeout=TIMEOUT_S)
-    assert result.returncode == 2, (result.returncode, result.stdout[-500:], result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert where in lines[0] and reason in lines[0], lines[0]
-    assert not os.path.exists(out)
+    folder_faults.reader_gives_file_line(attnbench, "train", source, tmp_path, damage, reader, where, reason)
 
 
 def test_merge_of_train_shards_reads_committed_rows_and_writes_a_journal(attnbench, data, tiny_train, tmp_path):

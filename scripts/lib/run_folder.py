@@ -11,6 +11,11 @@ import os
 
 JOURNAL = "journal"
 HEAD = "attnbench-journal 1 "
+# What the resume command of each kind of folder (meta.json's "kind"; none: a run) does from a
+# damaged record on: the words attnbench's own readers end a damage message with
+# (src/driver/folder_kind.cpp; tests/folder_faults.py checks that both say the same).
+REDONE = {"run": "with `attnbench run --resume` the points from there are measured again",
+          "train": "with `attnbench train --resume` the trainings from there are trained again"}
 
 
 class RunFolderError(ValueError):
@@ -30,6 +35,17 @@ def _journal_records(text, files):
             break
         records.append(([int(w) for w in words[1:1 + len(files)]], words[1 + len(files):1 + 2 * len(files)]))
     return records
+
+
+def _kind(folder):
+    """meta.json's "kind" when it says "train", else "run" (as attnbench reads it; a meta.json
+    that cannot be read is a run's here: the damage message is about another file)."""
+    try:
+        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return "run"
+    return "train" if isinstance(meta, dict) and meta.get("kind") == "train" else "run"
 
 
 def committed(folder):
@@ -64,7 +80,7 @@ def committed(folder):
             if new_ends[i] < ends[i] or new_ends[i] > len(blob) or hashlib.sha256(segment).hexdigest() != hashes[i]:
                 line = blob[:min(ends[i], len(blob))].count(b"\n") + 1
                 raise RunFolderError(f"{os.path.join(folder, name)}:{line}: damaged: the bytes differ from the "
-                                     f"journal's record {seq}; --resume re-measures the points from there")
+                                     f"journal's record {seq}; {REDONE[_kind(folder)]}")
         ends = new_ends
     return {name: data[name][:end] for name, end in zip(files, ends)}
 

@@ -73,8 +73,8 @@ void plan_resumed_run(const RunOptions& o, SweepOptions& s) {
   try {
     s.resumed = read_run_meta(o.resume);
     if (folder_kind(*s.resumed) == FolderKind::train)
-      throw std::invalid_argument(o.resume + " holds a `train` run; continue it with `attnbench train --resume " +
-                                  o.resume + "`");
+      throw std::invalid_argument(o.resume + " holds a `train` run; continue it with `" +
+                                  resume_command(FolderKind::train) + " " + o.resume + "`");
     s.grid = grid_from_meta(*s.resumed);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--resume: ") + e.what());

@@ -216,7 +216,8 @@ TrainSweepOptions sweep_options(const TrainOptionsCli& o) {
       throw std::invalid_argument("--resume: continues the run as it was planned; drop the flags, --scenario and --out");
     s.resumed = read_run_meta(o.resume);  // checked field by field (meta_check.hpp)
     if (folder_kind(*s.resumed) != FolderKind::train)
-      throw std::invalid_argument("--resume: " + o.resume + " holds a `run`, not a `train` run; resume it with `attnbench run --resume`");
+      throw std::invalid_argument("--resume: " + o.resume + " holds a `run`, not a `train` run; resume it with `" +
+                                  resume_command(FolderKind::run) + "`");
     const nlohmann::json& grid = (*s.resumed)["grid"];
     for (std::size_t i = 0; i < grid.size(); ++i) {
       TrainSetup t = default_setup();

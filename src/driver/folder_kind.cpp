@@ -1,5 +1,6 @@
 #include "driver/folder_kind.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -41,6 +42,21 @@ std::string finished_rows_file(FolderKind kind) { return kind == FolderKind::tra
 
 FolderKind folder_kind(const nlohmann::json& meta) {
   return meta.is_object() && meta.contains("kind") && meta["kind"] == "train" ? FolderKind::train : FolderKind::run;
+}
+
+FolderKind kind_of_file(std::string_view file) {
+  const std::vector<DataFile>& train = data_files(FolderKind::train);
+  const bool in_train = std::any_of(train.begin(), train.end(), [&](const DataFile& f) { return f.name == file; });
+  return in_train ? FolderKind::train : FolderKind::run;
+}
+
+std::string resume_command(FolderKind kind) {
+  return kind == FolderKind::train ? "attnbench train --resume" : "attnbench run --resume";
+}
+
+std::string redone_from_damage(FolderKind kind) {
+  return kind == FolderKind::train ? "the trainings from there are trained again"
+                                   : "the points from there are measured again";
 }
 
 }  // namespace attnbench

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,5 +34,17 @@ std::string finished_rows_file(FolderKind kind);
 
 // The kind meta.json records: "train" is FolderKind::train, anything else (no "kind") a run.
 FolderKind folder_kind(const nlohmann::json& meta);
+
+// The kind one of whose data files is `file` ("train_final.csv": train); a run for any other
+// name, as folder_kind(meta) without a "kind".
+FolderKind kind_of_file(std::string_view file);
+
+// The command that continues an interrupted folder of `kind`: "attnbench run --resume" or
+// "attnbench train --resume" (the folder follows).
+std::string resume_command(FolderKind kind);
+
+// What that command does from a damaged record on, for messages: "the points from there are
+// measured again" (run) or "the trainings from there are trained again" (train).
+std::string redone_from_damage(FolderKind kind);
 
 }  // namespace attnbench

@@ -95,7 +95,7 @@ void recover(const std::filesystem::path& dir, FolderKind kind) {
                                 " but a " + (kind == FolderKind::train ? "train" : "run") +
                                 " folder holds " + csv_line(names) + "; is it a folder of another kind?");
   if (!state.damage.empty())
-    std::cerr << "attnbench: warning: " << state.damage << "; the points from there are measured again\n";
+    std::cerr << "attnbench: warning: " << state.damage << "; " << redone_from_damage(kind) << "\n";
   if (state.records == 0) {
     write_fresh(dir, kind);
     return;

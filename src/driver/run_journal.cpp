@@ -9,6 +9,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "driver/folder_kind.hpp"
+
 namespace attnbench {
 
 namespace {
@@ -186,7 +188,10 @@ std::string committed_text(const std::filesystem::path& dir, std::string_view na
     if (!std::filesystem::exists(path)) throw CsvError(path.string() + ": cannot open");
     return file_text(path);
   }
-  if (!state.damage.empty()) throw CsvError(state.damage + "; --resume re-measures the points from there");
+  if (!state.damage.empty()) {
+    const FolderKind kind = kind_of_file(state.files.empty() ? name : std::string_view(state.files.front()));
+    throw CsvError(state.damage + "; with `" + resume_command(kind) + "` " + redone_from_damage(kind));
+  }
   const auto found = std::find(state.files.begin(), state.files.end(), name);
   if (found == state.files.end())
     throw CsvError((dir / kJournalName).string() + ":1: does not name " + std::string(name) +

@@ -66,8 +66,9 @@ CommittedState committed_state(const std::filesystem::path& dir);
 
 // The committed bytes of data file `name` in run folder `dir` (all of it when the folder has
 // no journal). Throws CsvError "DIR/name:LINE: reason" when the file is damaged (holds less
-// than, or other bytes than, the journal records), "DIR/journal:1: ..." when the journal's
-// head is not whole or does not name `name`, or when the run never started.
+// than, or other bytes than, the journal records; the message ends with what the resume
+// command of the folder's kind does from there, folder_kind.hpp), "DIR/journal:1: ..." when
+// the journal's head is not whole or does not name `name`, or when the run never started.
 std::string committed_text(const std::filesystem::path& dir, std::string_view name);
 
 // Reads the committed rows of `name` in run folder `dir` (committed_text): CsvError

@@ -46,12 +46,10 @@ void onednn_to_gru_grads(const float* diff_weights_layer, const float* diff_weig
 
 GruTraining::GruTraining(OneDnnContext& ctx, std::int64_t steps, std::int64_t batch,
                          std::vector<const GruParams*> directions, int slots)
-    : ctx_(&ctx), params_(std::move(directions)), batch_(batch) {
+    : ctx_(&ctx), params_(std::move(directions)) {
   const int dirs = static_cast<int>(params_.size());
   if (dirs < 1 || dirs > 2) throw std::invalid_argument("GruTraining: one or two directions");
-  in_ = params_[0]->input;
-  hidden_ = params_[0]->hidden;
-  const std::int64_t in = in_, h = hidden_;
+  const std::int64_t in = params_[0]->input, h = params_[0]->hidden;
   const md src({steps, batch, in}, dt::f32, tag::ntc);
   const md iter({1, dirs, batch, h}, dt::f32, tag::ldnc);
   const md dst({steps, batch, dirs * h}, dt::f32, tag::ntc);

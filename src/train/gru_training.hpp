@@ -41,7 +41,6 @@ class GruTraining {
  private:
   OneDnnContext* ctx_ = nullptr;
   std::vector<const GruParams*> params_;
-  std::int64_t batch_ = 0, in_ = 0, hidden_ = 0;
   dnnl::lbr_gru_forward forward_;
   dnnl::lbr_gru_backward backward_;
   dnnl::memory user_wl_, user_wi_, bias_, fwd_wl_, fwd_wi_, bwd_wl_, bwd_wi_;

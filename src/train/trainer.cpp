@@ -8,8 +8,7 @@
 namespace attnbench {
 
 Trainer::Trainer(OneDnnContext& ctx, Model& model, std::vector<std::int64_t> gold, TrainOptions options)
-    : model_(model),
-      gold_(std::move(gold)),
+    : gold_(std::move(gold)),
       options_(options),
       backprop_(ctx, model),
       grads_(make_gradients(model)),

@@ -42,7 +42,6 @@ class Trainer {
   const std::vector<NamedTensor>& gradients() const { return named_grads_; }
 
  private:
-  Model& model_;
   std::vector<std::int64_t> gold_;
   TrainOptions options_;
   Backprop backprop_;

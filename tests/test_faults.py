@@ -302,7 +302,7 @@ def test_merge_takes_its_out_folder_alone_and_commits_what_it_writes(attnbench, 
     fd = hold(out)
     try:
         one_line(attnbench.run("merge", source, "--out", out, *mixed, timeout=TIMEOUT_S), 2,
-                 "another attnbench is writing this run folder")
+                 "another attnbench is writing this folder")
         assert os.listdir(out) == []
     finally:
         os.close(fd)

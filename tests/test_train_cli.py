@@ -2,11 +2,9 @@
 
 import csv
 import json
-import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 

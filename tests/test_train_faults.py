@@ -149,7 +149,7 @@ def test_two_writers_on_one_train_folder(attnbench, data, tiny_train, tmp_path):
     before = {n: open(os.path.join(folder, n), "rb").read() for n in [*data, "journal", "meta.json"]}
     fd = hold(folder)
     try:
-        one_line(resume(attnbench, folder), 2, folder, "another attnbench is writing this run folder")
+        one_line(resume(attnbench, folder), 2, folder, "another attnbench is writing this folder")
     finally:
         os.close(fd)
     assert {n: open(os.path.join(folder, n), "rb").read() for n in before} == before
@@ -159,7 +159,7 @@ def test_two_writers_on_one_train_folder(attnbench, data, tiny_train, tmp_path):
     second = resume(attnbench, live)
     assert first.wait(timeout=TIMEOUT_S) == 0, first.stderr.read()
     if second.returncode != 0:  # else the first had already finished: then it resumed a complete run
-        one_line(second, 2, "another attnbench is writing this run folder")
+        one_line(second, 2, "another attnbench is writing this folder")
     check_folder(live, data)
     assert len(keys_of(live, data)["train_final.csv"]) == 8
 

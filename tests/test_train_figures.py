@@ -1,7 +1,6 @@
 """scripts/plot.py and report.py on an `attnbench train` folder: curves, heatmaps, table, findings."""
 
 import csv
-import os
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ def test_plot_and_report_of_a_train_run(tmp_path, binary):
         final = list(csv.DictReader(f))
     mean = statistics.fmean(float(row["seq_acc"]) for row in final
                             if row["task"] == "reverse" and row["scorer"] == "additive_linear")
-    assert f"reverse: seq_acc additive " in r.stdout
+    assert "reverse: seq_acc additive " in r.stdout
     assert f"vs additive_linear {mean:.3f}" in r.stdout
     assert "scaling: this run trains no dot/scaled_dot pair" in r.stdout
     assert (run / "report.html").stat().st_size > 1000

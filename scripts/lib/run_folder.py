@@ -157,7 +157,7 @@ def append_point(folder, texts):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunFolderError(f"{folder}: another attnbench is writing this run folder; wait for it to end") from None
+            raise RunFolderError(f"{folder}: another attnbench is writing this folder; wait for it to end") from None
         committed(folder)  # damage raises here
         journal_path = os.path.join(folder, JOURNAL)
         with open(journal_path, encoding="utf-8") as f:

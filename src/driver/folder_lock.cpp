@@ -23,7 +23,7 @@ FolderLock::FolderLock(const std::filesystem::path& dir, Wait wait) {
     ::close(fd_);
     fd_ = -1;
     if (error == EWOULDBLOCK)
-      throw std::invalid_argument(dir.string() + ": another attnbench is writing this run folder; wait for it to end");
+      throw std::invalid_argument(dir.string() + ": another attnbench is writing this folder; wait for it to end");
     throw std::invalid_argument(dir.string() + ": cannot lock (" + std::strerror(error) + ")");
   }
 }

@@ -13,7 +13,7 @@ class FolderLock {
   enum class Wait { no, yes };
 
   // Locks the existing folder `dir`. With Wait::no a folder another process holds throws
-  // std::invalid_argument "DIR: another attnbench is writing this run folder; wait for it
+  // std::invalid_argument "DIR: another attnbench is writing this folder; wait for it
   // to end"; with Wait::yes it waits for that process. Throws std::invalid_argument
   // "DIR: cannot open (reason)" when the folder cannot be opened.
   FolderLock(const std::filesystem::path& dir, Wait wait);

@@ -12,6 +12,7 @@
 
 #include "core/attention_step.hpp"
 #include "core/fused_attend.hpp"
+#include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
 #include "core/harness.hpp"
 #include "core/reference.hpp"
@@ -288,15 +289,15 @@ TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {
 
 TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
   // B4 L40 E48 D32 A64: 160 positions, 7.7K context multiply-adds. Each scorer's rows:
-  // tanh terms weigh kTanhMacs each, dot terms one; dot and scaled_dot score from H here
+  // tanh terms weigh fused::tanh_term_macs() each, dot terms one; dot and scaled_dot score from H here
   // (U^T W is 1.5K floats against the keys' 10K), so their rows are E wide.
   const ScorerShape shape{4, 40, 48, 32, 64};
   const double positions = 4 * 40;
   const std::map<std::string, double> expected = {
-      {"additive", kTanhMacs * positions * 64}, {"additive_linear", positions},  // one add per position
+      {"additive", fused::tanh_term_macs() * positions * 64}, {"additive_linear", positions},  // one add per position
       {"dot", positions * 48},                  {"scaled_dot", positions * 48},
       {"general", positions * 32},              {"location", positions},  // one copy per position
-      {"mlp", kTanhMacs * positions * 64}};
+      {"mlp", fused::tanh_term_macs() * positions * 64}};
   ASSERT_TRUE(dot_scores_from_annotations(shape));
   ASSERT_EQ(expected.size(), all_scorer_names().size());
   ParamSource source(InitKind::fast, 1);

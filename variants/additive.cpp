@@ -102,7 +102,7 @@ class AdditiveScorer final : public Scorer {
   // The per-example rows: additive B L A tanh terms, additive_linear one add per position.
   double fused_score_work(const ScorerShape& shape) const override {
     const double positions = static_cast<double>(shape.batch * shape.src_len);
-    return use_tanh_ ? kTanhMacs * positions * static_cast<double>(shape.attn_dim) : positions;
+    return use_tanh_ ? fused::tanh_term_macs() * positions * static_cast<double>(shape.attn_dim) : positions;
   }
 
   // Writes M^T v for M = W (A, D) or U (A, E) into `folded` (resized to M.in once): the

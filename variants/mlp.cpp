@@ -70,7 +70,7 @@ class MlpScorer final : public Scorer {
 
   // The per-example rows: B L A tanh terms, as additive's.
   double fused_score_work(const ScorerShape& shape) const override {
-    return kTanhMacs * static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.attn_dim);
+    return fused::tanh_term_macs() * static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.attn_dim);
   }
 
   std::vector<double> reference_score(std::span<const double> s, std::span<const double> H) const override {

@@ -13,13 +13,9 @@ namespace attnbench {
 // does all examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on
 // the 2-core AMD EPYC dev machine: 2 threads pay from ~250K multiply-adds for the
 // memory-bound dot, general and additive_linear, and from ~40K raw multiply-adds for
-// additive, whose tanh terms weigh kTanhMacs each (B L A tanh terms + B L E context: 11/2
-// x 46K = 256K at A = E).
+// additive, whose tanh terms weigh fused::tanh_term_macs() each (with fast_tanh's 10:
+// B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
 inline constexpr double kParallelStepWork = 256 * 1024;
-
-// Multiply-add equivalents of one fast_tanh term (about 20 FMA and integer operations,
-// against one multiply-add for a dot term).
-inline constexpr double kTanhMacs = 10;
 
 // The work of one fused step: the scorer's score pass (Scorer::fused_score_work) plus the
 // context's B L E multiply-adds.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/fused_math.hpp"
+#include "core/fused_tanh_avx512.hpp"
 
 // One clone per instruction set, chosen at load time; helpers such as fast_tanh are
 // always_inline, so each clone vectorizes them with its own instructions.
@@ -119,16 +120,6 @@ void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::in
   dot_rows_of(rows, x, n, width, out);
 }
 ATTNBENCH_ISA_CLONES
-void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
-  tanh_dot_rows_of(rows, x, v, n, width, out);
-}
-ATTNBENCH_ISA_CLONES
-void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
-  tanh_dot_rows_of(rows, x, v, n, width, out);
-}
-ATTNBENCH_ISA_CLONES
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
   weighted_sum_rows_of(w, rows, n, width, out);
 }
@@ -141,6 +132,21 @@ ATTNBENCH_ISA_CLONES
 void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restrict y) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) y[i] = to_bf16_bits(x[i]);
+}
+
+// The tanh loops: on AVX-512 CPUs the table tanh of fused_tanh_avx512, elsewhere these
+// clones with fast_tanh.
+namespace portable {
+
+ATTNBENCH_ISA_CLONES
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
 }
 
 ATTNBENCH_ISA_CLONES
@@ -158,6 +164,35 @@ ATTNBENCH_ISA_CLONES
 void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 #pragma omp simd
   for (std::int64_t i = 0; i < n; ++i) y[i] = fast_tanh(x[i]);
+}
+
+}  // namespace portable
+
+#if ATTNBENCH_AVX512_TANH
+#define ATTNBENCH_BEST_TANH(loop, ...) \
+  (avx512::available() ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
+#else
+#define ATTNBENCH_BEST_TANH(loop, ...) portable::loop(__VA_ARGS__)
+#endif
+
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out);
+}
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out);
+}
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  ATTNBENCH_BEST_TANH(add_tanh_rows, rows, x, n, width, out);
+}
+void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_TANH(tanh_all, x, n, y); }
+
+double tanh_term_macs() {
+#if ATTNBENCH_AVX512_TANH
+  if (avx512::available()) return 4;
+#endif
+  return 10;
 }
 
 ATTNBENCH_ISA_CLONES

@@ -51,10 +51,11 @@ namespace attnbench::fused {
   return q + r * (n - d * q);
 }
 
-// Returns tanh(x) within 1.5e-7 absolute and 1.8e-7 relative error for every float x
-// where multiply-adds contract to FMA (the AVX2 and AVX-512 clones), 1.8e-7 and 2.3e-7
-// without FMA (measured on all floats; tests/fused_kernels_test.cpp checks);
-// ±inf gives ±1, NaN gives NaN. One path for all x and no division: with
+// The tanh of the fused kernels' portable clones, run on CPUs without AVX-512 (AVX-512
+// CPUs run fused_tanh_avx512.hpp's). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
+// relative error for every float x where multiply-adds contract to FMA (the AVX2 clone),
+// 1.8e-7 and 2.3e-7 without FMA (measured on all floats; tests/fused_kernels_test.cpp
+// checks); ±inf gives ±1, NaN gives NaN. One path for all x and no division: with
 // u = expm1(-2 min(|x|, 9)), tanh(|x|) = -u / (2 + u) (beyond 9 it rounds to 1), the
 // quotient by divide_by_one_to_two (2 + u is in (1, 2]), then the sign of x.
 [[gnu::always_inline]] inline float fast_tanh(float x) {

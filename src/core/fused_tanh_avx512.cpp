@@ -1,0 +1,150 @@
+#include "core/fused_tanh_avx512.hpp"
+
+#if ATTNBENCH_AVX512_TANH
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports wrongly (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <bit>
+
+#include "core/tanh_table.hpp"
+
+// Every function here is compiled for x86-64-v4 and only called where available(); lambdas
+// do not inherit a function's target, so they carry it (and always_inline) themselves.
+#define ATTNBENCH_AVX512 __attribute__((target("arch=x86-64-v4")))
+#define ATTNBENCH_AVX512_LAMBDA __attribute__((target("arch=x86-64-v4"), always_inline))
+
+namespace attnbench::fused::avx512 {
+
+namespace {
+
+static_assert(kTanhIntervals == 32, "vpermt2ps picks from 2 x 16 coefficients");
+
+// The largest float below kTanhClamp: |x| is clamped to it, so the interval index is at most 31.
+constexpr float kLastBelowClamp = std::bit_cast<float>(std::bit_cast<std::uint32_t>(kTanhClamp) - 1);
+
+// Coefficient c of intervals 0-15 in low[c], of intervals 16-31 in high[c].
+struct Coefficients {
+  __m512 low[kTanhDegree + 1], high[kTanhDegree + 1];
+};
+
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline Coefficients load_coefficients() {
+  Coefficients table;
+  for (int c = 0; c <= kTanhDegree; ++c) {
+    table.low[c] = _mm512_load_ps(kTanhPoly[c]);
+    table.high[c] = _mm512_load_ps(kTanhPoly[c] + 16);
+  }
+  return table;
+}
+
+// Returns tanh of each lane of x (the header states its error).
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 tanh16(__m512 x, const Coefficients& table) {
+  const __m512 sign_bit = _mm512_set1_ps(-0.f);
+  const __m512 magnitude = _mm512_andnot_ps(sign_bit, x);
+  // vminps returns its second operand when either is NaN: a NaN stays a NaN (its index,
+  // 0x80000000, picks interval 0 and the polynomial of NaN is NaN).
+  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(kLastBelowClamp), magnitude);
+  const __m512i interval = _mm512_cvttps_epi32(_mm512_mul_ps(clamped, _mm512_set1_ps(1.f / kTanhWidth)));
+  // Exact: interval * kTanhWidth is a float and within a factor 2 of clamped (Sterbenz).
+  const __m512 t = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(interval), _mm512_set1_ps(kTanhWidth), clamped);
+  __m512 p = _mm512_permutex2var_ps(table.low[kTanhDegree], interval, table.high[kTanhDegree]);
+  for (int c = kTanhDegree - 1; c >= 0; --c)
+    p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(table.low[c], interval, table.high[c]));
+  return _mm512_or_ps(p, _mm512_and_ps(sign_bit, x));
+}
+
+// Calls step(k, lanes) for the 16-float vectors of a row of `width` floats: whole vectors
+// (all lanes: plain loads), then the tail (the lanes that remain; masked loads give 0 beyond).
+template <class Step>
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline void over_vectors(std::int64_t width, Step step) {
+  std::int64_t k = 0;
+  for (; k + 16 <= width; k += 16) step(k, __mmask16{0xffff});
+  if (k < width) step(k, static_cast<__mmask16>((1u << (width - k)) - 1u));
+}
+
+// 16 elements of f32 or bf16 rows as f32, the lanes outside `m` 0.
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const float* p, __mmask16 m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t* p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
+// out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0.
+template <class Row>
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
+                                                                     std::int64_t n, std::int64_t width, float* out) {
+  const Coefficients table = load_coefficients();
+  std::int64_t j = 0;
+  // Four rows at a time: four independent chains in flight, each x and v vector loaded once.
+  for (; j + 4 <= n; j += 4) {
+    const Row* r0 = rows + j * width;
+    const Row* r1 = r0 + width;
+    const Row* r2 = r1 + width;
+    const Row* r3 = r2 + width;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    over_vectors(width, [&](std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
+      const __m512 xk = _mm512_maskz_loadu_ps(m, x + k), vk = _mm512_maskz_loadu_ps(m, v + k);
+      s0 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r0 + k, m), xk), table), s0);
+      s1 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r1 + k, m), xk), table), s1);
+      s2 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r2 + k, m), xk), table), s2);
+      s3 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r3 + k, m), xk), table), s3);
+    });
+    out[j] = _mm512_reduce_add_ps(s0);
+    out[j + 1] = _mm512_reduce_add_ps(s1);
+    out[j + 2] = _mm512_reduce_add_ps(s2);
+    out[j + 3] = _mm512_reduce_add_ps(s3);
+  }
+  for (; j < n; ++j) {
+    const Row* row = rows + j * width;
+    __m512 sum = _mm512_setzero_ps();
+    over_vectors(width, [&](std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
+      const __m512 z = _mm512_add_ps(load16(row + k, m), _mm512_maskz_loadu_ps(m, x + k));
+      sum = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + k), tanh16(z, table), sum);
+    });
+    out[j] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+}  // namespace
+
+bool available() {
+  static const bool yes = __builtin_cpu_supports("x86-64-v4");
+  return yes;
+}
+
+ATTNBENCH_AVX512
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+
+ATTNBENCH_AVX512
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out) {
+  tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+
+ATTNBENCH_AVX512
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  const Coefficients table = load_coefficients();
+  for (std::int64_t j = 0; j < n; ++j)
+    over_vectors(width, [&](std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
+      const __m512 z = _mm512_add_ps(_mm512_maskz_loadu_ps(m, rows + j * width + k), _mm512_maskz_loadu_ps(m, x + k));
+      _mm512_mask_storeu_ps(out + j * width + k, m, tanh16(z, table));
+    });
+}
+
+ATTNBENCH_AVX512
+void tanh_all(const float* x, std::int64_t n, float* y) {
+  const Coefficients table = load_coefficients();
+  over_vectors(n, [&](std::int64_t i, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
+    _mm512_mask_storeu_ps(y + i, m, tanh16(_mm512_maskz_loadu_ps(m, x + i), table));
+  });
+}
+
+}  // namespace attnbench::fused::avx512
+#endif

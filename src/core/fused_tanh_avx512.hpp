@@ -1,0 +1,33 @@
+// The fused kernels' tanh loops on CPUs with AVX-512 (x86-64-v4), with a tanh that is
+// neither an exp nor a division: |x| (clamped below kTanhClamp) picks one of kTanhIntervals
+// intervals, each lane takes its interval's coefficients from two registers (vpermt2ps) and
+// kTanhDegree FMAs evaluate the polynomial (src/core/tanh_table.hpp, fitted by
+// scripts/fit_tanh_table.py). Within 6e-8 absolute and 1.1e-7 relative of tanh for every float
+// (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x,
+// ±1 from |x| >= kTanhClamp on, NaN for NaN. fused_kernels.cpp calls these where available()
+// and its portable clones (fast_tanh) elsewhere; the contracts are those of fused_kernels.hpp.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATTNBENCH_AVX512_TANH 1
+#else
+#define ATTNBENCH_AVX512_TANH 0
+#endif
+
+#if ATTNBENCH_AVX512_TANH
+namespace attnbench::fused::avx512 {
+
+// True when this CPU runs x86-64-v4 (AVX-512 F, BW, CD, DQ, VL).
+bool available();
+
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out);
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out);
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+void tanh_all(const float* x, std::int64_t n, float* y);
+
+}  // namespace attnbench::fused::avx512
+#endif

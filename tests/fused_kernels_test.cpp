@@ -13,6 +13,7 @@
 #include "core/fused_kernels.hpp"
 #include "core/fused_math.hpp"
 #include "core/fused_projection.hpp"
+#include "core/fused_tanh_avx512.hpp"
 #include "core/onednn_context.hpp"
 #include "core/reference.hpp"
 #include "test_support.hpp"
@@ -43,9 +44,12 @@ constexpr TanhBounds kTable{6e-8, 1.1e-7};
 constexpr TanhBounds kWithFma{1.5e-7, 1.8e-7};
 constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
 
-// The bounds of the loop this CPU runs: the table on AVX-512, with FMA on every AVX2 CPU.
+// The bounds of the loop this CPU runs: the table where fused_kernels.cpp dispatches to it
+// (its own test, avx512::available()), else fast_tanh, with FMA on every AVX2 CPU.
 TanhBounds dispatched_bounds() {
-  if (__builtin_cpu_supports("x86-64-v4")) return kTable;
+#if ATTNBENCH_AVX512_TANH
+  if (fused::avx512::available()) return kTable;
+#endif
   return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma;
 }
 

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "core/address_sanitizer.hpp"
+
 namespace {
 std::atomic<std::int64_t> allocations{0};
 std::atomic<std::int64_t> frees{0};
@@ -18,7 +20,7 @@ void reset_allocation_count() {
 }
 std::int64_t live_blocks_since_reset() { return allocations.load() - frees.load(); }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if ATTNBENCH_ADDRESS_SANITIZER
 bool allocation_counting_available() { return false; }
 #else
 bool allocation_counting_available() { return true; }
@@ -26,7 +28,7 @@ bool allocation_counting_available() { return true; }
 
 }  // namespace attnbench::test
 
-#if !defined(__SANITIZE_ADDRESS__)
+#if !ATTNBENCH_ADDRESS_SANITIZER
 // glibc's own entry points (exported by libc.so.6); every definition below counts one
 // call and forwards. Shared libraries resolve malloc to these through the executable.
 extern "C" {

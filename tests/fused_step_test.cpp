@@ -287,6 +287,25 @@ TEST(FusedStepThreshold, LessonSizesRunSerialBigBatchesParallel) {
   EXPECT_EQ(fused_step_work(lesson, 0.0), 2 * 10 * 16);
 }
 
+TEST(FusedStepSplit, ContiguousRangesWithNearlyEqualLengthSums) {
+  // Lengths {10, 7, 4}: prefix {0, 10, 17, 21}; the halves' ideal edge is 10.5, nearest 10.
+  const std::vector<std::int64_t> falling = {0, 10, 17, 21};
+  EXPECT_EQ(first_example_of_part(falling, 0, 2), 0);
+  EXPECT_EQ(first_example_of_part(falling, 1, 2), 1);
+  EXPECT_EQ(first_example_of_part(falling, 2, 2), 3);
+  // Three parts of 7 each: the edges 7 and 14 are nearest to the prefixes 10 and 17.
+  EXPECT_EQ(first_example_of_part(falling, 1, 3), 1);
+  EXPECT_EQ(first_example_of_part(falling, 2, 3), 2);
+  // 32 equal lengths in 2 parts: 16 and 16; more parts than examples leave some ranges empty.
+  std::vector<std::int64_t> equal(33);
+  for (std::size_t b = 0; b < equal.size(); ++b) equal[b] = 50 * static_cast<std::int64_t>(b);
+  EXPECT_EQ(first_example_of_part(equal, 1, 2), 16);
+  const std::vector<std::int64_t> one = {0, 5};
+  EXPECT_EQ(first_example_of_part(one, 1, 4), 0);
+  EXPECT_EQ(first_example_of_part(one, 2, 4), 1);
+  EXPECT_EQ(first_example_of_part(one, 4, 4), 1);
+}
+
 TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
   // B4 L40 E48 D32 A64: 160 positions, 7.7K context multiply-adds. Each scorer's rows:
   // tanh terms weigh fused::tanh_term_macs() each, dot terms one; dot and scaled_dot score from H here

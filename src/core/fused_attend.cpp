@@ -1,7 +1,10 @@
 #include "core/fused_attend.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <utility>
 
 #include "core/fused_kernels.hpp"
@@ -25,7 +28,23 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
                            kParallelStepWork),
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
-      bf16_(dtype == DType::bf16) {}
+      bf16_(dtype == DType::bf16) {
+  length_prefix_.assign(lengths_.size() + 1, 0);
+  std::partial_sum(lengths_.begin(), lengths_.end(), length_prefix_.begin() + 1);
+}
+
+std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, int part, int parts) {
+  const auto examples = static_cast<std::int64_t>(length_prefix.size()) - 1;
+  if (part <= 0) return 0;
+  if (part >= parts) return examples;
+  // Scaled by parts: the ideal edge is total * part / parts, a prefix p sits at p * parts.
+  const std::int64_t edge = length_prefix.back() * part;
+  const auto after = std::find_if(length_prefix.begin(), length_prefix.end() - 1,
+                                  [&](std::int64_t prefix) { return prefix * parts >= edge; });
+  std::int64_t b = after - length_prefix.begin();
+  if (b > 0 && edge - length_prefix[static_cast<std::size_t>(b - 1)] * parts < *after * parts - edge) --b;
+  return b;
+}
 
 void FusedAttend::prepare(const Scorer& scorer, const float* H) {
   if (bf16_) {
@@ -44,9 +63,12 @@ void FusedAttend::prepare(const Scorer& scorer, const float* H) {
 template <class PerExample>
 void FusedAttend::for_each_example(bool parallel, PerExample per_example) const {
   if (parallel) {
-    // Round-robin: lengths fall from the first example to the last.
-#pragma omp parallel for num_threads(threads_) schedule(static, 1)
-    for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
+#pragma omp parallel num_threads(threads_)
+    {
+      const int part = omp_get_thread_num(), parts = omp_get_num_threads();
+      const std::int64_t end = first_example_of_part(length_prefix_, part + 1, parts);
+      for (std::int64_t b = first_example_of_part(length_prefix_, part, parts); b < end; ++b) per_example(b);
+    }
   } else {
     for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
   }

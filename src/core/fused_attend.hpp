@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/scorer.hpp"
@@ -16,6 +17,13 @@ namespace attnbench {
 // additive, whose tanh terms weigh fused::tanh_term_macs() each (with fast_tanh's 10:
 // B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
 inline constexpr double kParallelStepWork = 256 * 1024;
+
+// Splits the examples into `parts` contiguous ranges with about equal sums of lengths and
+// returns the first example of range `part` (0 for part 0, the batch for part == parts);
+// length_prefix (batch + 1) holds the running sums of the lengths from 0. Contiguous, so
+// threads share a cache line of e, alpha or c only at a range's edge; each edge is the
+// prefix nearest to its ideal share. Example: lengths {10, 7, 4}, 2 parts: 1 ({10} | {7, 4}).
+std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, int part, int parts);
 
 // The work of one fused step: the scorer's score pass (Scorer::fused_score_work) plus the
 // context's B L E multiply-adds.
@@ -65,6 +73,7 @@ class FusedAttend {
   int threads_ = 1;
   std::int64_t batch_ = 0, src_len_ = 0, enc_dim_ = 0;
   std::vector<std::int64_t> lengths_;
+  std::vector<std::int64_t> length_prefix_;  // (B + 1): length_prefix_[b] = lengths_[0] + ... + lengths_[b - 1]
   bool parallel_ = false, parallel_static_ = false;
   bool static_ready_ = false;                          // prepare() saw static alignment logits
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front

@@ -1,7 +1,6 @@
 #include "core/fused_kernels.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/fused_math.hpp"
 #include "core/fused_tanh_avx512.hpp"
@@ -198,11 +197,13 @@ double tanh_term_macs() {
 ATTNBENCH_ISA_CLONES
 void masked_softmax_row(const float* __restrict logits, std::int64_t len, std::int64_t src_len,
                         float* __restrict alpha) {
-  float largest = logits[0];  // a float max is a select: scalar, like the exp below
+  float largest = logits[0];
+#pragma omp simd reduction(max : largest)
   for (std::int64_t j = 1; j < len; ++j) largest = std::max(largest, logits[j]);
   float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
   for (std::int64_t j = 0; j < len; ++j) {
-    alpha[j] = std::exp(logits[j] - largest);
+    alpha[j] = exp_nonpositive(logits[j] - largest);
     sum += alpha[j];
   }
 #pragma omp simd

@@ -18,10 +18,12 @@ namespace attnbench::fused {
   return static_cast<std::uint32_t>(static_cast<std::int32_t>(a - b) >> 31);
 }
 
-// Returns expm1(y) = exp(y) - 1 for y in [-18, 0], without cancellation near 0:
-// y = n ln2 + r (ln2 in two parts), expm1(r) = r + r^2 P(r) with Cephes expf's P (whose
-// exp(r) is 1 + expm1(r)), then 2^n expm1(r) + (2^n - 1) with 2^n built in the exponent bits.
-[[gnu::always_inline]] inline float expm1_nonpositive(float y) {
+// y = n ln2 + r for y in [-87, 0] (ln2 in two parts): 2^n, built in the exponent bits,
+// and expm1(r) = r + r^2 P(r) with Cephes expf's P (whose exp(r) is 1 + expm1(r)).
+struct ExpParts {
+  float two_to_n, expm1_r;
+};
+[[gnu::always_inline]] inline ExpParts exp_parts(float y) {
   constexpr float kRound = 12582912.f;  // 1.5 * 2^23: y log2(e) + kRound holds round(y log2(e)) in its low bits
   const float shifted = y * 1.44269504088896341f + kRound;
   const float n = shifted - kRound;
@@ -33,9 +35,25 @@ namespace attnbench::fused {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float expm1_r = (r * r) * p + r;
-  const float two_to_n = from_bits((float_bits(shifted) - float_bits(kRound) + 127u) << 23);
-  return two_to_n * expm1_r + (two_to_n - 1.f);
+  return {from_bits((float_bits(shifted) - float_bits(kRound) + 127u) << 23), (r * r) * p + r};
+}
+
+// Returns expm1(y) = exp(y) - 1 for y in [-18, 0], without cancellation near 0:
+// 2^n expm1(r) + (2^n - 1).
+[[gnu::always_inline]] inline float expm1_nonpositive(float y) {
+  const ExpParts parts = exp_parts(y);
+  return parts.two_to_n * parts.expm1_r + (parts.two_to_n - 1.f);
+}
+
+// Returns exp(y) for y <= 0 (a softmax's logit minus the row's largest): 2^n expm1(r) + 2^n,
+// within 2 ulp of exp for y >= -87 (tests/fused_kernels_test.cpp checks), exactly 1 at 0,
+// and 0 below -87.33 where exp(y) < 2^-126 is subnormal (an absolute error below 1.2e-38).
+[[gnu::always_inline]] inline float exp_nonpositive(float y) {
+  constexpr float kLowest = -87.33f;
+  const std::uint32_t keep = mask_if_less(float_bits(y) & 0x7fffffffu, float_bits(-kLowest));
+  const float clamped = from_bits(std::min(float_bits(y), float_bits(kLowest)));  // y < 0: bits grow with |y|
+  const ExpParts parts = exp_parts(clamped);
+  return from_bits(float_bits(parts.two_to_n * parts.expm1_r + parts.two_to_n) & keep);
 }
 
 // Returns n / d for d in [1, 2] with multiply-adds only (no divide instruction, whose

@@ -228,19 +228,34 @@ TEST(FusedDotAlgorithm, WorkOfBothPathsAndTheChoice) {
   EXPECT_DOUBLE_EQ(keys.macs, 80e6 + 4e6);
   EXPECT_DOUBLE_EQ(folded.floats, 2e6);
   EXPECT_DOUBLE_EQ(folded.macs, 160e6 + 8e6);
-  EXPECT_DOUBLE_EQ(keys.cost(), 5e6 + 84e6 / kMacsPerFloatRead);
+  EXPECT_DOUBLE_EQ(keys.cost(), 5e6 + 84e6 / kMacsPerFloatRead);  // 48 MB of keys and H: from DRAM
   EXPECT_FALSE(dot_scores_from_annotations(paper));
   // The lesson: keys 640 + 640 floats, folded 320 floats and 640 + 320 multiply-adds.
   EXPECT_DOUBLE_EQ(dot_step_work(lesson, false).floats, 1280);
   EXPECT_DOUBLE_EQ(dot_step_work(lesson, true).macs, 960);
   EXPECT_TRUE(dot_scores_from_annotations(lesson));
+  // The mid size B32 L50 E512 D256 A256: keys and H 4.9 MB, from the L3 at 4 multiply-adds
+  // a float: keys 475K floats + 2.5M / 4 against folded 131K + 5.0M / 4, so the keys win
+  // (at 16 the folded query would: 632K against 446K).
+  const ScorerShape mid{32, 50, 512, 256, 256};
+  EXPECT_DOUBLE_EQ(macs_per_float_read(mid), kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(mid, false).cost(), 256.0 * 256 + 32 * 50 * 256 + (32.0 * 256 * 256 + 32 * 50 * 256) / 4);
+  EXPECT_FALSE(dot_scores_from_annotations(mid));
+}
+
+TEST(FusedDotAlgorithm, CachedOrNotByTheBytesOfKeysAndAnnotations) {
+  // B L (A + E) floats of 4 bytes against 16 MiB: 64 x 64 x 1024 x 4 is exactly 16 MiB.
+  EXPECT_DOUBLE_EQ(macs_per_float_read({64, 64, 512, 8, 512}), kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(macs_per_float_read({64, 64, 513, 8, 512}), kMacsPerFloatRead);
+  EXPECT_DOUBLE_EQ(macs_per_float_read({80, 50, 2000, 1000, 1000}), kMacsPerFloatRead);
 }
 
 class FusedDotPaths : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FusedDotPaths, BothPathsMatchReferenceMaskedOnOneAndTwoThreads) {
-  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W.
-  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 34, 33, 17};
+  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W; with
+  // E < A the folded query is cheaper in floats and multiply-adds.
+  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 17, 33, 34};
   ASSERT_FALSE(dot_scores_from_annotations(from_keys));
   ASSERT_TRUE(dot_scores_from_annotations(from_annotations));
   for (const ScorerShape& shape : {from_keys, from_annotations})

@@ -11,10 +11,21 @@ namespace attnbench {
 // scale 1 gives `dot`, 1/sqrt(A) gives `scaled_dot`.
 std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, bool scaled);
 
-// A multiply-add costs about 1/kMacsPerFloatRead of streaming one float from memory: the
-// f32 ridge of the machines measured (132 GFLOP/s over 11.2 GB/s: 24 multiply-adds per
-// float from DRAM; fewer from L3), rounded down to a power of two.
+// A multiply-add costs about 1/macs_per_float_read of streaming one float: the f32 ridge
+// of the machines measured, rounded down to a power of two. From DRAM, kMacsPerFloatRead:
+// 132 GFLOP/s over 11.2 GB/s on the Intel Xeon of the performance issue (24 multiply-adds per
+// float), 201.7 over 32.2 on a 2-core AMD EPYC (Zen 5, 12.5). From the L3, where a step
+// whose keys and H take at most kCachedStepBytes stays between steps,
+// kMacsPerCachedFloatRead: about 6 on both AMD EPYC VMs measured (Zen 4 and Zen 5). The
+// 16 MiB assumes the L3 a core can count on: 32 MiB per Zen 4 or Zen 5 CCD; not measured on
+// an Intel Xeon.
 inline constexpr double kMacsPerFloatRead = 16;
+inline constexpr double kMacsPerCachedFloatRead = 4;
+inline constexpr double kCachedStepBytes = 16.0 * 1024 * 1024;
+
+// kMacsPerCachedFloatRead when the keys and H of a step (B L (A + E) floats) take at most
+// kCachedStepBytes, else kMacsPerFloatRead.
+double macs_per_float_read(const ScorerShape& shape);
 
 // What scoring costs in one fused dot/scaled_dot step beyond what the step needs anyway
 // (reading H and s for the context, writing e): floats read and multiply-adds.
@@ -24,7 +35,8 @@ inline constexpr double kMacsPerFloatRead = 16;
 // but costs B D E multiply-adds for the folded query instead of B D A.
 struct DotStepWork {
   double floats = 0, macs = 0;
-  double cost() const { return floats + macs / kMacsPerFloatRead; }
+  double macs_per_float = kMacsPerFloatRead;  // macs_per_float_read(shape)
+  double cost() const { return floats + macs / macs_per_float; }
 };
 
 DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations);

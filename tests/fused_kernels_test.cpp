@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -108,15 +109,17 @@ TEST(AlignedNew, EveryHeapBlockStartsOnACacheLine) {
 #if ATTNBENCH_ADDRESS_SANITIZER
   GTEST_SKIP() << "src/core/aligned_new.cpp is left out under AddressSanitizer";
 #else
-  // Sizes below, at and above glibc's mmap threshold, odd and even; kept alive together so
-  // that each comes from a fresh block.
+  // From one cache line up to above glibc's mmap threshold, odd and even; kept alive together
+  // so that each comes from a fresh block. (Blocks under 64 bytes come from malloc.)
   std::vector<std::vector<float>> blocks;
-  for (std::size_t floats : {1u, 3u, 17u, 100u, 4099u, 1u << 20})
+  for (std::size_t floats : {16u, 17u, 100u, 4099u, 1u << 20})
     for (int copy = 0; copy < 3; ++copy) blocks.emplace_back(floats + copy, 1.f);
   for (const std::vector<float>& block : blocks)
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(block.data()) % 64, 0u) << block.size() << " floats";
-  const std::unique_ptr<char[]> bytes(new char[5]);
+  const std::unique_ptr<char[]> bytes(new char[64]);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(bytes.get()) % 64, 0u);
+  const volatile std::size_t huge = SIZE_MAX - 10;  // volatile: not a constant the compiler warns of
+  EXPECT_THROW(static_cast<void>(::operator new(huge)), std::bad_alloc);  // no wrap in the rounding
 #endif
 }
 
@@ -168,11 +171,11 @@ TEST(FusedTanh, SpecialValues) {
 }
 
 TEST(FusedExp, WithinTwoUlpOfExpOnADenseSetOfNonPositiveFloats) {
-  // Every 61st float of [-87.33, -0]: ~18M values, every binade sampled densely.
+  // Every 61st float of (-87.33, -0]: ~18M values, every binade sampled densely.
   const std::uint32_t lowest = fused::float_bits(-87.33f);
   double worst_ulp = 0.0;
   float worst_y = 0.f;
-  for (std::uint32_t bits = 0x80000000u; bits <= lowest; bits += 61) {
+  for (std::uint32_t bits = 0x80000000u; bits < lowest; bits += 61) {
     const float y = fused::from_bits(bits);
     const double exact = std::exp(static_cast<double>(y));
     const double ulp = std::ldexp(1.0, std::ilogb(exact) - 23);
@@ -187,9 +190,12 @@ TEST(FusedExp, EdgesOfItsRange) {
   EXPECT_EQ(fused::exp_nonpositive(0.f), 1.f);
   EXPECT_EQ(fused::exp_nonpositive(-0.f), 1.f);
   EXPECT_GT(fused::exp_nonpositive(-87.3f), 0.f);
-  EXPECT_EQ(fused::exp_nonpositive(-87.34f), 0.f);  // exp below 2^-126: flushed
+  EXPECT_EQ(fused::exp_nonpositive(-87.33f), 0.f);  // exp about 2^-126 and below: flushed
+  EXPECT_EQ(fused::exp_nonpositive(-87.34f), 0.f);
   EXPECT_EQ(fused::exp_nonpositive(-1000.f), 0.f);
   EXPECT_EQ(fused::exp_nonpositive(-std::numeric_limits<float>::infinity()), 0.f);
+  EXPECT_TRUE(std::isnan(fused::exp_nonpositive(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(fused::exp_nonpositive(-std::numeric_limits<float>::quiet_NaN())));
 }
 
 // --- the row loops against double loops --------------------------------------------------------

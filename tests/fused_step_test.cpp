@@ -3,9 +3,11 @@
 // large shapes against the double reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -238,16 +240,54 @@ TEST(FusedDotAlgorithm, WorkOfBothPathsAndTheChoice) {
   // a float: keys 475K floats + 2.5M / 4 against folded 131K + 5.0M / 4, so the keys win
   // (at 16 the folded query would: 632K against 446K).
   const ScorerShape mid{32, 50, 512, 256, 256};
-  EXPECT_DOUBLE_EQ(macs_per_float_read(mid), kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(mid, false).macs_per_float, kMacsPerCachedFloatRead);
   EXPECT_DOUBLE_EQ(dot_step_work(mid, false).cost(), 256.0 * 256 + 32 * 50 * 256 + (32.0 * 256 * 256 + 32 * 50 * 256) / 4);
   EXPECT_FALSE(dot_scores_from_annotations(mid));
 }
 
-TEST(FusedDotAlgorithm, CachedOrNotByTheBytesOfKeysAndAnnotations) {
-  // B L (A + E) floats of 4 bytes against 16 MiB: 64 x 64 x 1024 x 4 is exactly 16 MiB.
-  EXPECT_DOUBLE_EQ(macs_per_float_read({64, 64, 512, 8, 512}), kMacsPerCachedFloatRead);
-  EXPECT_DOUBLE_EQ(macs_per_float_read({64, 64, 513, 8, 512}), kMacsPerFloatRead);
-  EXPECT_DOUBLE_EQ(macs_per_float_read({80, 50, 2000, 1000, 1000}), kMacsPerFloatRead);
+TEST(FusedDotAlgorithm, CachedOrNotByTheBytesEachPathStreams) {
+  EXPECT_DOUBLE_EQ(macs_per_float_read(16.0 * 1024 * 1024), kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(macs_per_float_read(16.0 * 1024 * 1024 + 4), kMacsPerFloatRead);
+  // B64 L64 E1024 A512: H alone is 16 MiB (the folded path, cached), the keys and H 24 MiB (DRAM).
+  const ScorerShape shape{64, 64, 1024, 8, 512};
+  EXPECT_DOUBLE_EQ(dot_step_work(shape, true).macs_per_float, kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(shape, false).macs_per_float, kMacsPerFloatRead);
+  const ScorerShape paper{80, 50, 2000, 1000, 1000};  // 32 MB of H
+  EXPECT_DOUBLE_EQ(dot_step_work(paper, true).macs_per_float, kMacsPerFloatRead);
+}
+
+TEST(FusedStepSplit, RangesCoverEveryExampleOnceWithEdgesNearTheirShare) {
+  std::mt19937 random(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int examples = 1 + static_cast<int>(random() % 40);
+    std::vector<std::int64_t> prefix = {0};
+    std::int64_t longest = 0;
+    for (int b = 0; b < examples; ++b) {
+      const std::int64_t length = static_cast<std::int64_t>(random() % 60);  // zeros included
+      longest = std::max(longest, length);
+      prefix.push_back(prefix.back() + length);
+    }
+    for (int parts = 1; parts <= 6; ++parts) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(parts) + " parts");
+      std::int64_t previous = 0;
+      for (int part = 0; part <= parts; ++part) {
+        const std::int64_t first = first_example_of_part(prefix, part, parts);
+        ASSERT_GE(first, previous);  // ranges in order, none overlapping
+        previous = first;
+        if (part == 0) {
+          ASSERT_EQ(first, 0);
+        }
+        if (part == parts) {
+          ASSERT_EQ(first, examples);
+        }
+        if (part > 0 && part < parts) {  // the nearest edge is within half the longest length of the ideal
+          const double ideal = static_cast<double>(prefix.back()) * part / parts;
+          ASSERT_LE(std::abs(static_cast<double>(prefix[static_cast<std::size_t>(first)]) - ideal),
+                    static_cast<double>(longest) / 2 + 1e-9);
+        }
+      }
+    }
+  }
 }
 
 class FusedDotPaths : public ::testing::TestWithParam<std::string> {};

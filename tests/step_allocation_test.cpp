@@ -56,6 +56,13 @@ TEST_P(FusedStepAllocations, NoneAtTheLessonsSizes) {
   void* block = allocate(1000);
   EXPECT_EQ(allocations_since_reset(), 1);
   std::free(block);
+  // operator new (src/core/aligned_new.cpp: aligned_alloc from 64 bytes, malloc below) too.
+  for (std::size_t bytes : {8u, 1000u}) {
+    reset_allocation_count();
+    void* object = ::operator new(bytes);
+    EXPECT_EQ(allocations_since_reset(), 1) << bytes << " bytes";
+    ::operator delete(object);
+  }
   EXPECT_GT(harness.weights()[0], 0.f);
 }
 

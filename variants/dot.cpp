@@ -165,14 +165,12 @@ DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations) {
   const double B = static_cast<double>(shape.batch), L = static_cast<double>(shape.src_len),
                E = static_cast<double>(shape.enc_dim), D = static_cast<double>(shape.dec_dim),
                A = static_cast<double>(shape.attn_dim);
-  const double macs_per_float = macs_per_float_read(shape);
-  if (from_annotations) return {E * D, B * D * E + B * L * E, macs_per_float};
-  return {A * D + B * L * A, B * D * A + B * L * A, macs_per_float};
+  constexpr double kFloatBytes = sizeof(float);
+  if (from_annotations) return {E * D, B * D * E + B * L * E, macs_per_float_read(B * L * E * kFloatBytes)};
+  return {A * D + B * L * A, B * D * A + B * L * A, macs_per_float_read(B * L * (A + E) * kFloatBytes)};
 }
 
-double macs_per_float_read(const ScorerShape& shape) {
-  const double step_bytes = static_cast<double>(shape.batch * shape.src_len * (shape.attn_dim + shape.enc_dim)) *
-                            static_cast<double>(sizeof(float));
+double macs_per_float_read(double step_bytes) {
   return step_bytes <= kCachedStepBytes ? kMacsPerCachedFloatRead : kMacsPerFloatRead;
 }
 

@@ -23,19 +23,21 @@ inline constexpr double kMacsPerFloatRead = 16;
 inline constexpr double kMacsPerCachedFloatRead = 4;
 inline constexpr double kCachedStepBytes = 16.0 * 1024 * 1024;
 
-// kMacsPerCachedFloatRead when the keys and H of a step (B L (A + E) floats) take at most
-// kCachedStepBytes, else kMacsPerFloatRead.
-double macs_per_float_read(const ScorerShape& shape);
+// kMacsPerCachedFloatRead when the rows a step streams take at most kCachedStepBytes, else
+// kMacsPerFloatRead. Counted as f32 (bf16 rows take half: the choice errs towards DRAM).
+double macs_per_float_read(double step_bytes);
 
 // What scoring costs in one fused dot/scaled_dot step beyond what the step needs anyway
 // (reading H and s for the context, writing e): floats read and multiply-adds.
 //   from keys:        W (A, D) and the keys U h_j (B, L, A);  B D A + B L A multiply-adds;
-//   from annotations: scale U^T W (E, D), H being read anyway; B D E + B L E multiply-adds.
+//                     streams the keys and H;
+//   from annotations: scale U^T W (E, D), H being read anyway; B D E + B L E multiply-adds;
+//                     streams H.
 // Scoring from H saves the keys' traffic (the context reads H in the same pass, from cache)
 // but costs B D E multiply-adds for the folded query instead of B D A.
 struct DotStepWork {
   double floats = 0, macs = 0;
-  double macs_per_float = kMacsPerFloatRead;  // macs_per_float_read(shape)
+  double macs_per_float = kMacsPerFloatRead;  // macs_per_float_read of the rows the path streams
   double cost() const { return floats + macs / macs_per_float; }
 };
 

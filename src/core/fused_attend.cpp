@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/fused_kernels.hpp"
@@ -29,6 +31,9 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16) {
+  if (static_cast<std::int64_t>(lengths_.size()) != batch_)
+    throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
+                                std::to_string(batch_));
   length_prefix_.assign(lengths_.size() + 1, 0);
   std::partial_sum(lengths_.begin(), lengths_.end(), length_prefix_.begin() + 1);
 }

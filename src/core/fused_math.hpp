@@ -18,7 +18,7 @@ namespace attnbench::fused {
   return static_cast<std::uint32_t>(static_cast<std::int32_t>(a - b) >> 31);
 }
 
-// y = n ln2 + r for y in [-87, 0] (ln2 in two parts): 2^n, built in the exponent bits,
+// y = n ln2 + r for y in [-87.33, 0] (ln2 in two parts): 2^n, built in the exponent bits,
 // and expm1(r) = r + r^2 P(r) with Cephes expf's P (whose exp(r) is 1 + expm1(r)).
 struct ExpParts {
   float two_to_n, expm1_r;
@@ -45,15 +45,18 @@ struct ExpParts {
   return parts.two_to_n * parts.expm1_r + (parts.two_to_n - 1.f);
 }
 
-// Returns exp(y) for y <= 0 (a softmax's logit minus the row's largest): 2^n expm1(r) + 2^n,
-// within 2 ulp of exp for y >= -87 (tests/fused_kernels_test.cpp checks), exactly 1 at 0,
-// and 0 below -87.33 where exp(y) < 2^-126 is subnormal (an absolute error below 1.2e-38).
+// Returns exp(y) for y <= 0 (a softmax's logit minus the row's largest; y > 0 is outside
+// the contract): 2^n expm1(r) + 2^n, within 2 ulp of exp for -87.33 < y <= 0
+// (tests/fused_kernels_test.cpp checks), exactly 1 at ±0, 0 for y <= -87.33 (exp(-87.33) is
+// 1.18e-38, about 2^-126: an absolute error below that), NaN for NaN.
 [[gnu::always_inline]] inline float exp_nonpositive(float y) {
   constexpr float kLowest = -87.33f;
-  const std::uint32_t keep = mask_if_less(float_bits(y) & 0x7fffffffu, float_bits(-kLowest));
+  const std::uint32_t magnitude = float_bits(y) & 0x7fffffffu;
+  const std::uint32_t keep = mask_if_less(magnitude, float_bits(-kLowest));
+  const std::uint32_t is_nan = mask_if_less(0x7f800000u, magnitude);
   const float clamped = from_bits(std::min(float_bits(y), float_bits(kLowest)));  // y < 0: bits grow with |y|
   const ExpParts parts = exp_parts(clamped);
-  return from_bits(float_bits(parts.two_to_n * parts.expm1_r + parts.two_to_n) & keep);
+  return from_bits((float_bits(parts.two_to_n * parts.expm1_r + parts.two_to_n) & keep) | (float_bits(y) & is_nan));
 }
 
 // Returns n / d for d in [1, 2] with multiply-adds only (no divide instruction, whose

@@ -251,11 +251,25 @@ def _set_read_only(path, read_only):
         os.chmod(folder, 0o555 if read_only else 0o755)
 
 
+def _git_commit():
+    """The source tree's git_commit as `attnbench run` records it in meta.json (src/driver/run_meta.cpp):
+    HEAD, "+dirty" when tracked files changed; "unknown" outside git. --resume refuses a folder whose
+    git_commit differs, so a cached run made before a commit must not outlive it."""
+    def git(*args):
+        r = subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    head = git("rev-parse", "HEAD")
+    if not head:
+        return "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def _stamp(binary):
-    """Identifies what the cached results depend on: the binary file and every script and test source."""
+    """Identifies what the cached results depend on: the binary file, the source tree's git_commit and every
+    script and test source."""
     digest = hashlib.sha256()
     info = os.stat(binary)
-    digest.update(f"{binary} {info.st_ino} {info.st_size} {info.st_mtime_ns}".encode())
+    digest.update(f"{binary} {info.st_ino} {info.st_size} {info.st_mtime_ns} {_git_commit()}".encode())
     for folder in (SCRIPTS, TESTS):
         for name in sorted(os.listdir(folder)):
             if name.endswith(".py"):
@@ -267,9 +281,9 @@ def _stamp(binary):
 class BuildCache:
     """Results computed once per build and shared by every pytest process CTest starts (in parallel):
     entry `name` is the folder ROOT/name, made by make(folder) -> a JSON value under an exclusive flock of
-    ROOT/name.lock, and kept while the binary and the Python sources are unchanged. A failed make is
-    recorded too: for FAILURE_KEPT_S the cases that need the entry fail at once with its message (one
-    ctest run does not pay for it once per case); after that the next case makes it again. The folder
+    ROOT/name.lock, and kept while the binary, the git commit and the Python sources are unchanged. A
+    failed make is recorded too: for FAILURE_KEPT_S the cases that need the entry fail at once with its
+    message (one ctest run does not pay for it once per case); after that the next case makes it again. The folder
     is read-only: copy it (writable_copy) before changing anything in it."""
 
     FAILURE_KEPT_S = 900

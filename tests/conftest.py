@@ -283,8 +283,8 @@ class BuildCache:
     entry `name` is the folder ROOT/name, made by make(folder) -> a JSON value under an exclusive flock of
     ROOT/name.lock, and kept while the binary, the git commit and the Python sources are unchanged. A
     failed make is recorded too: for FAILURE_KEPT_S the cases that need the entry fail at once with its
-    message (one ctest run does not pay for it once per case); after that the next case makes it again. The folder
-    is read-only: copy it (writable_copy) before changing anything in it."""
+    message (one ctest run does not pay for it once per case); after that the next case makes it again.
+    The folder is read-only: copy it (writable_copy) before changing anything in it."""
 
     FAILURE_KEPT_S = 900
 

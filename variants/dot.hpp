@@ -14,8 +14,8 @@ std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, 
 // A multiply-add costs about 1/macs_per_float_read of streaming one float: the f32 ridge
 // of the machines measured, rounded down to a power of two. From DRAM, kMacsPerFloatRead:
 // 132 GFLOP/s over 11.2 GB/s on the Intel Xeon of the performance issue (24 multiply-adds per
-// float), 201.7 over 32.2 on a 2-core AMD EPYC (Zen 5, 12.5). From the L3, where a step
-// whose keys and H take at most kCachedStepBytes stays between steps,
+// float), 201.7 over 32.2 on a 2-core AMD EPYC (Zen 5, 12.5). From the L3, where the rows
+// a step streams stay between steps when they take at most kCachedStepBytes,
 // kMacsPerCachedFloatRead: about 6 on both AMD EPYC VMs measured (Zen 4 and Zen 5). The
 // 16 MiB assumes the L3 a core can count on: 32 MiB per Zen 4 or Zen 5 CCD; not measured on
 // an Intel Xeon.

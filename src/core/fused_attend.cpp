@@ -44,8 +44,9 @@ std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, 
   if (part >= parts) return examples;
   // Scaled by parts: the ideal edge is total * part / parts, a prefix p sits at p * parts.
   const std::int64_t edge = length_prefix.back() * part;
-  const auto after = std::find_if(length_prefix.begin(), length_prefix.end() - 1,
-                                  [&](std::int64_t prefix) { return prefix * parts >= edge; });
+  // The prefix sums never fall (lengths are >= 0): the first one at or past the edge.
+  const auto after = std::lower_bound(length_prefix.begin(), length_prefix.end() - 1, edge,
+                                      [&](std::int64_t prefix, std::int64_t at) { return prefix * parts < at; });
   std::int64_t b = after - length_prefix.begin();
   if (b > 0 && edge - length_prefix[static_cast<std::size_t>(b - 1)] * parts < *after * parts - edge) --b;
   return b;

@@ -210,11 +210,12 @@ def test_resume_reruns_only_the_missing_peer_rows(peer_run, attnbench, tmp_path,
 SLOW_GRID = [*TINY, "--src-len", "4:24:4", "--scorer", "dot"]
 
 
-def torch_rows(path):
+def points_of(path, impl):
+    """How many points (src_len values) timing.csv at `path` has rows of `impl` for (0 while it is missing)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return sum(1 for line in f if ",torch," in line)
-    except OSError:
+        with open(path, encoding="utf-8", newline="") as f:
+            return len({row["src_len"] for row in csv.DictReader(f) if row["impl"] == impl})
+    except (OSError, KeyError):
         return 0
 
 
@@ -233,7 +234,11 @@ def interrupt(attnbench, out, signals, timeout=60):
     apart). Returns (Result, the peer child's pid, seconds from the last signal to exit)."""
     args = ["run", *SLOW_GRID, "--peer", "torch", *FAST, "--quiet", "--out", out]
     with attnbench.background(args, timeout) as job:
-        job.wait_until(lambda: torch_rows(os.path.join(out, "timing.csv")) >= 1, "torch row")
+        timing = os.path.join(out, "timing.csv")
+        job.wait_until(lambda: points_of(timing, "torch") >= 1, "torch row")
+        # Ours' rows of the second point come after the peer ended the first (and went back to waiting on
+        # its stdin); from then on the child runs only to measure the second point.
+        job.wait_until(lambda: points_of(timing, "onednn") >= 2, "ours' second point")
         pid = job.proc.pid
         with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as f:
             children = [int(child) for child in f.read().split()]

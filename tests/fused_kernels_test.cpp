@@ -214,12 +214,15 @@ TEST_P(FusedRows, DotRowsMatchDouble) {
   EXPECT_TRUE(near_reference("dot_rows", out, ref));
 }
 
-TEST_P(FusedRows, TanhDotRowsMatchDouble) {
-  const std::int64_t n = 7, width = GetParam();
-  const std::vector<float> rows = random_floats(count(n * width), 3, -2.f, 2.f);
+TEST_P(FusedRows, TanhDotRowsMatchDoubleAndReadNoRowPastN) {
+  // 3 blocks of 4 and a single row scored; the readable rows after them (NaN, so a read
+  // would show) reach past any prefetch distance (at most 16 KiB of 4-byte rows ahead).
+  const std::int64_t n = 13, readable = n + 4096 + 4, width = GetParam();
+  std::vector<float> rows = random_floats(count(n * width), 3, -2.f, 2.f);
+  rows.resize(count(readable * width), std::nanf(""));
   const std::vector<float> x = random_floats(count(width), 4, -2.f, 2.f), v = random_floats(count(width), 5);
   std::vector<float> out(count(n), std::nanf(""));
-  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, out.data());
+  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, out.data(), readable);
   std::vector<double> ref(count(n), 0.0);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t k = 0; k < width; ++k)
@@ -302,8 +305,8 @@ TEST_P(FusedRows, Bf16RowsGiveTheF32LoopsResultOnTheRoundedRowsBitForBit) {
   fused::dot_rows(bits.data(), x.data(), n, width, from_bf16.data());
   fused::dot_rows(rounded.data(), x.data(), n, width, from_f32.data());
   EXPECT_EQ(from_bf16, from_f32);
-  fused::tanh_dot_rows(bits.data(), x.data(), v.data(), n, width, from_bf16.data());
-  fused::tanh_dot_rows(rounded.data(), x.data(), v.data(), n, width, from_f32.data());
+  fused::tanh_dot_rows(bits.data(), x.data(), v.data(), n, width, from_bf16.data(), n);
+  fused::tanh_dot_rows(rounded.data(), x.data(), v.data(), n, width, from_f32.data(), n);
   EXPECT_EQ(from_bf16, from_f32);
   std::vector<float> sum_bf16(count(width)), sum_f32(count(width));
   fused::weighted_sum_rows(w.data(), bits.data(), n, width, sum_bf16.data());

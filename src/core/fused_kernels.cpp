@@ -137,14 +137,15 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
 // clones with fast_tanh.
 namespace portable {
 
+// These do not prefetch the rows past n (`readable` is unused): not measured where they run.
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
+                   float* out, std::int64_t /*readable*/) {
   tanh_dot_rows_of(rows, x, v, n, width, out);
 }
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
+                   float* out, std::int64_t /*readable*/) {
   tanh_dot_rows_of(rows, x, v, n, width, out);
 }
 
@@ -175,12 +176,12 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 #endif
 
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out);
+                   float* out, std::int64_t readable) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable);
 }
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out);
+                   float* out, std::int64_t readable) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable);
 }
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
   ATTNBENCH_BEST_TANH(add_tanh_rows, rows, x, n, width, out);

@@ -21,11 +21,13 @@ void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t wi
 void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 
 // Writes out[j] = v . tanh(rows[j, :] + x) for j < n (the additive score), without
-// an (n, width) intermediate; rows is (n, width), x and v are (width).
+// an (n, width) intermediate; x and v are (width). rows is (readable, width) with readable >= n:
+// the rows past the n scored (give the ones scored next, e.g. the following examples' keys)
+// may be prefetched while these are scored; they are not read and `out` does not depend on them.
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out);
+                   float* out, std::int64_t readable);
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out);
+                   float* out, std::int64_t readable);
 
 // Writes out[j, :] = tanh(rows[j, :] + x) for j < n with tanh_dot_rows's tanh; rows and out
 // are (n, width), x is (width). The (n, width) tensor a training step keeps for its backward.

@@ -23,9 +23,9 @@ namespace attnbench::fused::avx512 {
 bool available();
 
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out);
+                   float* out, std::int64_t readable);
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out);
+                   float* out, std::int64_t readable);
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 void tanh_all(const float* x, std::int64_t n, float* y);
 

@@ -137,7 +137,8 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
 // clones with fast_tanh.
 namespace portable {
 
-// These do not prefetch the rows past n (`readable` is unused): not measured where they run.
+// These do not prefetch the rows past n (`readable` is unused): no CPU without AVX-512 was at
+// hand to measure whether a prefetch pays there.
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t /*readable*/) {

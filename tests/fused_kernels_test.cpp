@@ -293,6 +293,21 @@ std::vector<float> bf16_rounded(const std::vector<float>& x, std::vector<std::ui
   return back;
 }
 
+TEST_P(FusedRows, StreamedBf16WeightedSumEqualsThePlainOneAndReadsNoRowPastN) {
+  // 3 blocks of 4 and a single row summed; the readable rows after them (bf16 NaN, so a
+  // read would show) reach past any prefetch distance (at most 16 KiB of 2-byte rows ahead).
+  const std::int64_t n = 13, readable = n + 8192 + 4, width = GetParam();
+  std::vector<std::uint16_t> bits;
+  bf16_rounded(random_floats(count(n * width), 25, -2.f, 2.f), bits);
+  bits.resize(count(readable * width), std::uint16_t{0x7fc0});
+  const std::vector<float> w = random_floats(count(n), 26, 0.f, 1.f);
+  std::vector<float> plain(count(width)), streamed(count(width), std::nanf(""));
+  fused::weighted_sum_rows(w.data(), bits.data(), n, width, plain.data());
+  fused::weighted_sum_rows_streamed(w.data(), bits.data(), n, width, streamed.data(), readable);
+  EXPECT_EQ(streamed, plain);
+  EXPECT_TRUE(std::all_of(plain.begin(), plain.end(), [](float x) { return std::isfinite(x); }));
+}
+
 TEST_P(FusedRows, Bf16RowsGiveTheF32LoopsResultOnTheRoundedRowsBitForBit) {
   // Loading a bf16 element is exact, so each bf16 loop equals its f32 loop run on the
   // rounded rows, bit for bit.

@@ -30,7 +30,9 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
                            kParallelStepWork),
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
-      bf16_(dtype == DType::bf16) {
+      bf16_(dtype == DType::bf16),
+      stream_context_(bf16_ && 2.0 * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim) >=
+                                   kStreamedContextBytes) {
   if (static_cast<std::int64_t>(lengths_.size()) != batch_)
     throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
                                 std::to_string(batch_));
@@ -92,7 +94,10 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
   float* alpha_b = alpha + b * src_len_;
   fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
-  if (annotations_bf16_)
+  if (annotations_bf16_ && stream_context_)
+    fused::weighted_sum_rows_streamed(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_,
+                                      c + b * enc_dim_, (batch_ - b) * src_len_);
+  else if (annotations_bf16_)
     fused::weighted_sum_rows(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
   else
     fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);

@@ -83,10 +83,15 @@ template <class Row>
   }
 }
 
+// With readable > 0, each 4-row block prefetches the block prefetch_rows_ahead rows later
+// (within the readable rows), one cache line of each of its rows per line of its own.
 template <class Row>
 [[gnu::always_inline]] inline void weighted_sum_rows_of(const float* __restrict w, const Row* __restrict rows,
-                                                        std::int64_t n, std::int64_t width, float* __restrict out) {
+                                                        std::int64_t n, std::int64_t width, float* __restrict out,
+                                                        std::int64_t readable) {
   std::fill(out, out + width, 0.f);
+  const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(Row));
+  const std::int64_t ahead = prefetch_rows_ahead(row_bytes);
   std::int64_t j = 0;
   // Four rows at a time: out is loaded and stored once per four rows, not once per row.
   for (; j + 4 <= n; j += 4) {
@@ -95,8 +100,20 @@ template <class Row>
     const Row* __restrict r2 = r1 + width;
     const Row* __restrict r3 = r2 + width;
     const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
+    std::int64_t k = 0;
+    if (readable > 0 && j + ahead + 4 <= readable) {
+      constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(Row));  // elements per cache line
+      const char* next = reinterpret_cast<const char*>(r0 + ahead * width);
+      for (; k + kLine <= width; k += kLine) {
+        const char* line = next + k * static_cast<std::int64_t>(sizeof(Row));
+        for (int row = 0; row < 4; ++row) __builtin_prefetch(line + row * row_bytes);
 #pragma omp simd
-    for (std::int64_t k = 0; k < width; ++k) out[k] += w0 * load(r0, k) + w1 * load(r1, k) + w2 * load(r2, k) + w3 * load(r3, k);
+        for (std::int64_t i = k; i < k + kLine; ++i)
+          out[i] += w0 * load(r0, i) + w1 * load(r1, i) + w2 * load(r2, i) + w3 * load(r3, i);
+      }
+    }
+#pragma omp simd
+    for (std::int64_t i = k; i < width; ++i) out[i] += w0 * load(r0, i) + w1 * load(r1, i) + w2 * load(r2, i) + w3 * load(r3, i);
   }
   for (; j < n; ++j) {
     const Row* __restrict row = rows + j * width;
@@ -120,11 +137,16 @@ void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::in
 }
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
-  weighted_sum_rows_of(w, rows, n, width, out);
+  weighted_sum_rows_of(w, rows, n, width, out, 0);
 }
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
-  weighted_sum_rows_of(w, rows, n, width, out);
+  weighted_sum_rows_of(w, rows, n, width, out, 0);
+}
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable) {
+  weighted_sum_rows_of(w, rows, n, width, out, readable);
 }
 
 ATTNBENCH_ISA_CLONES

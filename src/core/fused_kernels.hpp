@@ -48,5 +48,12 @@ void masked_softmax_row(const float* logits, std::int64_t len, std::int64_t src_
 // Writes out = sum_{j < n} w[j] rows[j, :]; rows is (n, width), out is (width).
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
+// The same sum, bit for bit, over bf16 rows streamed from DRAM: rows is (readable, width)
+// with readable >= n, and the rows past the n summed (give the ones summed next, e.g. the
+// following examples' annotations) are prefetched while these are summed; they are not read
+// and `out` does not depend on them. Converting bf16 in registers leaves the hardware
+// prefetcher behind; from the caches the prefetches only cost (FusedAttend says when).
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable);
 
 }  // namespace attnbench::fused

@@ -8,9 +8,9 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
-#include <algorithm>
 #include <bit>
 
+#include "core/fused_math.hpp"
 #include "core/tanh_table.hpp"
 
 // Every function here is compiled for x86-64-v4 and only called where available(); lambdas
@@ -74,26 +74,17 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
-// How many rows ahead tanh_dot_rows_of prefetches: a whole number of its 4-row blocks
-// spanning at least 16 KiB. The loop is bound by the tanh, and the hardware prefetcher alone
-// left it waiting on DRAM at the paper's sizes (B80 L50 A1000: keys of 16 MB); measured on a
-// 2-core AMD EPYC (Zen 5), 4 or 8 rows of 4 KB ahead alike, 2 slower.
-template <class Row>
-std::int64_t prefetch_rows_ahead(std::int64_t width) {
-  constexpr std::int64_t kBytesAhead = 16 * 1024;
-  const std::int64_t row_bytes = std::max<std::int64_t>(1, width * static_cast<std::int64_t>(sizeof(Row)));
-  return std::max<std::int64_t>(4, (kBytesAhead / row_bytes + 3) / 4 * 4);
-}
-
 // out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0. While a
 // block of 4 rows is scored, the block prefetch_rows_ahead rows later is prefetched, within
-// the `readable` rows.
+// the `readable` rows: the loop is bound by the tanh, and the hardware prefetcher alone left
+// it waiting on DRAM at the paper's sizes (B80 L50 A1000: keys of 16 MB).
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
                                                                      std::int64_t n, std::int64_t width, float* out,
                                                                      std::int64_t readable) {
   const Coefficients table = load_coefficients();
-  const std::int64_t ahead = prefetch_rows_ahead<Row>(width);
+  const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(Row));
+  const std::int64_t ahead = prefetch_rows_ahead(row_bytes);
   std::int64_t j = 0;
   // Four rows at a time: four independent chains in flight, each x and v vector loaded once.
   for (; j + 4 <= n; j += 4) {
@@ -103,7 +94,6 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* 
     const Row* r3 = r2 + width;
     const bool prefetch = j + ahead + 4 <= readable;
     const char* next = reinterpret_cast<const char*>(prefetch ? r0 + ahead * width : r0);
-    const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(Row));
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     over_vectors(width, [&](std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
       if (prefetch) {

@@ -94,13 +94,16 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
   float* alpha_b = alpha + b * src_len_;
   fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
-  if (annotations_bf16_ && stream_context_)
-    fused::weighted_sum_rows_streamed(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_,
-                                      c + b * enc_dim_, (batch_ - b) * src_len_);
-  else if (annotations_bf16_)
-    fused::weighted_sum_rows(alpha_b, annotations_bf16_ + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+  float* c_b = c + b * enc_dim_;
+  if (!annotations_bf16_) {
+    fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c_b);
+    return;
+  }
+  const std::uint16_t* rows = annotations_bf16_ + b * src_len_ * enc_dim_;
+  if (stream_context_)
+    fused::weighted_sum_rows_streamed(alpha_b, rows, len, enc_dim_, c_b, (batch_ - b) * src_len_);
   else
-    fused::weighted_sum_rows(alpha_b, H + b * src_len_ * enc_dim_, len, enc_dim_, c + b * enc_dim_);
+    fused::weighted_sum_rows(alpha_b, rows, len, enc_dim_, c_b);
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {

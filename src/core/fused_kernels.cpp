@@ -83,15 +83,14 @@ template <class Row>
   }
 }
 
-// With readable > 0, each 4-row block prefetches the block prefetch_rows_ahead rows later
-// (within the readable rows), one cache line of each of its rows per line of its own.
+// Each 4-row block prefetches BlockPrefetch's block within the `readable` rows (0: none), one
+// cache line of each of its rows per line of its own.
 template <class Row>
 [[gnu::always_inline]] inline void weighted_sum_rows_of(const float* __restrict w, const Row* __restrict rows,
                                                         std::int64_t n, std::int64_t width, float* __restrict out,
                                                         std::int64_t readable) {
   std::fill(out, out + width, 0.f);
-  const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(Row));
-  const std::int64_t ahead = prefetch_rows_ahead(row_bytes);
+  const BlockPrefetch ahead(rows, width * static_cast<std::int64_t>(sizeof(Row)), readable);
   std::int64_t j = 0;
   // Four rows at a time: out is loaded and stored once per four rows, not once per row.
   for (; j + 4 <= n; j += 4) {
@@ -101,12 +100,11 @@ template <class Row>
     const Row* __restrict r3 = r2 + width;
     const float w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
     std::int64_t k = 0;
-    if (readable > 0 && j + ahead + 4 <= readable) {
+    if (const char* next = ahead.of(j)) {
       constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(Row));  // elements per cache line
-      const char* next = reinterpret_cast<const char*>(r0 + ahead * width);
       for (; k + kLine <= width; k += kLine) {
         const char* line = next + k * static_cast<std::int64_t>(sizeof(Row));
-        for (int row = 0; row < 4; ++row) __builtin_prefetch(line + row * row_bytes);
+        for (int row = 0; row < 4; ++row) __builtin_prefetch(line + row * ahead.row_bytes());
 #pragma omp simd
         for (std::int64_t i = k; i < k + kLine; ++i)
           out[i] += w0 * load(r0, i) + w1 * load(r1, i) + w2 * load(r2, i) + w3 * load(r3, i);

@@ -75,16 +75,14 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
 }
 
 // out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0. While a
-// block of 4 rows is scored, the block prefetch_rows_ahead rows later is prefetched, within
-// the `readable` rows: the loop is bound by the tanh, and the hardware prefetcher alone left
+// block of 4 rows is scored, BlockPrefetch's block within the `readable` rows is prefetched: the loop is bound by the tanh, and the hardware prefetcher alone left
 // it waiting on DRAM at the paper's sizes (B80 L50 A1000: keys of 16 MB).
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
                                                                      std::int64_t n, std::int64_t width, float* out,
                                                                      std::int64_t readable) {
   const Coefficients table = load_coefficients();
-  const std::int64_t row_bytes = width * static_cast<std::int64_t>(sizeof(Row));
-  const std::int64_t ahead = prefetch_rows_ahead(row_bytes);
+  const BlockPrefetch ahead(rows, width * static_cast<std::int64_t>(sizeof(Row)), readable);
   std::int64_t j = 0;
   // Four rows at a time: four independent chains in flight, each x and v vector loaded once.
   for (; j + 4 <= n; j += 4) {
@@ -92,13 +90,12 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* 
     const Row* r1 = r0 + width;
     const Row* r2 = r1 + width;
     const Row* r3 = r2 + width;
-    const bool prefetch = j + ahead + 4 <= readable;
-    const char* next = reinterpret_cast<const char*>(prefetch ? r0 + ahead * width : r0);
+    const char* next = ahead.of(j);
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     over_vectors(width, [&](std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
-      if (prefetch) {
+      if (next) {
         const char* line = next + k * static_cast<std::int64_t>(sizeof(Row));
-        for (int row = 0; row < 4; ++row) _mm_prefetch(line + row * row_bytes, _MM_HINT_T0);
+        for (int row = 0; row < 4; ++row) _mm_prefetch(line + row * ahead.row_bytes(), _MM_HINT_T0);
       }
       const __m512 xk = _mm512_maskz_loadu_ps(m, x + k), vk = _mm512_maskz_loadu_ps(m, v + k);
       s0 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r0 + k, m), xk), table), s0);

@@ -2,6 +2,8 @@
 // loop against a double loop, and FusedProjection on both of its paths.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include "core/address_sanitizer.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_math.hpp"
+#include "core/fused_prefetch.hpp"
 #include "core/fused_projection.hpp"
 #include "core/fused_tanh_avx512.hpp"
 #include "core/onednn_context.hpp"
@@ -198,6 +201,26 @@ TEST(FusedExp, EdgesOfItsRange) {
   EXPECT_TRUE(std::isnan(fused::exp_nonpositive(-std::numeric_limits<float>::quiet_NaN())));
 }
 
+TEST(SpreadPrefetch, RequestsTheWholeRangeEvenlyByTheLastStepAndNothingWithoutSteps) {
+  const std::vector<char> buffer(100000);
+  const char* begin = buffer.data() + 3;
+  // From the start of begin's cache line to the range's end: 1094 or 1095 lines, 85 a step.
+  const auto bytes = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(begin) % 64) + 70000;
+  const std::int64_t per_step = ((bytes + 63) / 64 + 12) / 13 * 64;
+  fused::SpreadPrefetch spread({begin, 70000}, 13);
+  EXPECT_EQ(spread.remaining(), bytes);
+  for (std::int64_t step = 1; step <= 13; ++step) {
+    spread.step();
+    EXPECT_EQ(spread.remaining(), std::max<std::int64_t>(0, bytes - step * per_step)) << step;
+  }
+  EXPECT_EQ(spread.remaining(), 0);
+  fused::SpreadPrefetch without_steps({begin, 70000}, 0);
+  without_steps.step();
+  EXPECT_EQ(without_steps.remaining(), bytes);
+  fused::SpreadPrefetch empty({}, 13);
+  EXPECT_EQ(empty.remaining(), 0);
+}
+
 // --- the row loops against double loops --------------------------------------------------------
 
 // Widths that cover full vectors, remainders and a single lane.
@@ -228,6 +251,20 @@ TEST_P(FusedRows, TanhDotRowsMatchDoubleAndReadNoRowPastN) {
     for (std::int64_t k = 0; k < width; ++k)
       ref[count(j)] += double(v[count(k)]) * std::tanh(double(rows[count(j * width + k)]) + x[count(k)]);
   EXPECT_TRUE(near_reference("tanh_dot_rows", out, ref));
+}
+
+TEST_P(FusedRows, TanhDotRowsGiveTheSameScoresWhateverTheyPrefetchAlong) {
+  // The next pass's range starts inside a cache line and holds NaN: were it read, or the
+  // scores depend on it, the two calls would differ.
+  const std::int64_t n = 13, width = GetParam();
+  const std::vector<float> rows = random_floats(count(n * width), 8, -2.f, 2.f);
+  const std::vector<float> x = random_floats(count(width), 9, -2.f, 2.f), v = random_floats(count(width), 10);
+  const std::vector<float> next_pass(count(n * width + 7), std::nanf(""));
+  std::vector<float> alone(count(n), std::nanf("")), along(count(n), std::nanf(""));
+  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, alone.data(), n);
+  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, along.data(), n,
+                       {next_pass.data() + 3, static_cast<std::int64_t>(sizeof(float)) * n * width});
+  for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(std::bit_cast<std::uint32_t>(alone[count(j)]), std::bit_cast<std::uint32_t>(along[count(j)])) << j;
 }
 
 TEST_P(FusedRows, AddTanhRowsEqualsFastTanhOfTheSumAndIsNearDouble) {

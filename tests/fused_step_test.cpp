@@ -47,17 +47,36 @@ Problem large_query_point(const std::string& scorer, Impl impl) {
   return p;
 }
 
+// padded_point on the fused path with the sizes of `shape` and lengths from len_min up.
+Problem fused_point(const std::string& scorer, const ScorerShape& shape, std::int64_t len_min) {
+  Problem p = padded_point(scorer, Impl::fused);
+  p.batch = shape.batch;
+  p.src_len = shape.src_len;
+  p.enc_dim = shape.enc_dim;
+  p.dec_dim = shape.dec_dim;
+  p.attn_dim = shape.attn_dim;
+  p.len_min = len_min;
+  return p;
+}
+
 // Big enough for every scorer's fused step to spread its examples over 2 threads.
 Problem parallel_point(const std::string& scorer) {
-  Problem p = padded_point(scorer, Impl::fused);
-  p.batch = 8;
-  p.src_len = 128;
-  p.enc_dim = 256;
-  p.dec_dim = 64;
-  p.attn_dim = 128;
-  p.len_min = 9;
+  Problem p = fused_point(scorer, {8, 128, 256, 64, 128}, 9);
   p.threads = 2;
   return p;
+}
+
+// Expects `ours`, the step of `scorer` on s and H at p's sizes and `lengths`, within `tolerance`
+// of the double reference: scores, masked softmax, context.
+void expect_near_reference(const AttentionStep& ours, const Scorer& scorer, const Problem& p,
+                           const std::vector<std::int64_t>& lengths, const std::vector<float>& s,
+                           const std::vector<float>& H, test::Tolerance tolerance = test::kF32Tolerance) {
+  std::vector<double> e = scorer.reference_score(widen(s), widen(H));
+  const std::vector<double> alpha = ref::masked_softmax(e, p.batch, p.src_len, lengths);
+  EXPECT_TRUE(near_reference("scores", ours.scores, e, tolerance));
+  EXPECT_TRUE(near_reference("weights", ours.weights, alpha, tolerance));
+  EXPECT_TRUE(near_reference("context", ours.context, ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim),
+                             tolerance));
 }
 
 // The harness's traced decode of p and, when `reference` is set, ref::decode's.
@@ -153,24 +172,13 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   EXPECT_EQ(two.scores, one.scores);
   EXPECT_EQ(two.weights, one.weights);
   EXPECT_EQ(two.context, one.context);
-
-  std::vector<double> e = scorer->reference_score(widen(s), widen(H));
-  const std::vector<double> alpha = ref::masked_softmax(e, p.batch, p.src_len, lengths);
-  EXPECT_TRUE(near_reference("scores", two.scores, e));
-  EXPECT_TRUE(near_reference("weights", two.weights, alpha));
-  EXPECT_TRUE(near_reference("context", two.context, ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim)));
+  expect_near_reference(two, *scorer, p, lengths, s, H);
 }
 
 TEST_P(FusedStep, LargeQueryOnOneDnnMatchesReference) {
   // B * D * A = 78000 >= kSmallProjectionMacs: W s runs on a LinearOp, not the loop
   // (the reference suites' small shapes take both paths).
-  Problem p = padded_point(GetParam(), Impl::fused);
-  p.batch = 4;
-  p.src_len = 9;
-  p.enc_dim = 64;
-  p.dec_dim = 130;
-  p.attn_dim = 150;
-  p.len_min = 2;
+  const Problem p = fused_point(GetParam(), {4, 9, 64, 130, 150}, 2);
   ASSERT_GE(p.batch * p.dec_dim * p.attn_dim, kSmallProjectionMacs);
   const ScorerShape shape = shape_of(p);
   const std::vector<std::int64_t> lengths = source_lengths(p);
@@ -179,12 +187,7 @@ TEST_P(FusedStep, LargeQueryOnOneDnnMatchesReference) {
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 13);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 14);
   OneDnnContext ctx(1);
-  const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused);
-  std::vector<double> e = scorer->reference_score(widen(s), widen(H));
-  const std::vector<double> alpha = ref::masked_softmax(e, p.batch, p.src_len, lengths);
-  EXPECT_TRUE(near_reference("scores", ours.scores, e));
-  EXPECT_TRUE(near_reference("weights", ours.weights, alpha));
-  EXPECT_TRUE(near_reference("context", ours.context, ref::context(alpha, widen(H), p.batch, p.src_len, p.enc_dim)));
+  expect_near_reference(run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused), *scorer, p, lengths, s, H);
 }
 
 TEST_P(FusedStep, StaticAlignmentKeepsTheFirstStepsWeightsAndContextBitForBit) {
@@ -212,6 +215,46 @@ TEST_P(FusedStep, StaticAlignmentKeepsTheFirstStepsWeightsAndContextBitForBit) {
   if (is_static) {
     EXPECT_EQ(trace.steps[0].weights, widen(weights));
     EXPECT_EQ(trace.steps[0].context, widen(context));
+  }
+}
+
+TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
+  // 4 x 1024 x 1024 annotations: 16 MiB in f32 and 8 MiB in bf16, so the step prefetches
+  // them (the bf16 context pass ahead of itself, additive's and mlp's score pass each
+  // example's rows); the prefetches must change no result.
+  const Problem p = fused_point(GetParam(), {4, 1024, 1024, 16, 16}, 300);
+  const ScorerShape shape = shape_of(p);
+  const std::vector<std::int64_t> lengths = source_lengths(p);
+  const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 15);
+  const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 16);
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(to_string(dtype));
+    ASSERT_TRUE(streams_annotations(shape, dtype));
+    ParamSource source(p.init, p.seed);
+    const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+    OneDnnContext ctx(1, dtype);
+    const AttentionStep ours = run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused);
+    expect_near_reference(ours, *scorer, p, lengths, s, H, test::tolerance_for(dtype));
+
+    // Bit for bit what the same kernels give without any prefetch: the score rows, and the
+    // plain weighted sum of the stored rows (bf16: H rounded) with the step's weights.
+    std::vector<float> unprefetched(count(p.batch * p.src_len));
+    test::compute_scores(*scorer, Impl::fused, shape, s.data(), unprefetched.data());
+    std::vector<std::uint16_t> H_bf16(H.size());
+    fused::to_bf16(H.data(), static_cast<std::int64_t>(H.size()), H_bf16.data());
+    std::vector<float> context(count(p.batch * p.enc_dim));
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const std::int64_t len = lengths[count(b)], first = b * p.src_len * p.enc_dim;
+      for (std::int64_t j = 0; j < len; ++j)
+        EXPECT_EQ(ours.scores[count(b * p.src_len + j)], unprefetched[count(b * p.src_len + j)]) << b << " " << j;
+      if (dtype == DType::bf16)
+        fused::weighted_sum_rows(ours.weights.data() + b * p.src_len, H_bf16.data() + first, len, p.enc_dim,
+                                 context.data() + b * p.enc_dim);
+      else
+        fused::weighted_sum_rows(ours.weights.data() + b * p.src_len, H.data() + first, len, p.enc_dim,
+                                 context.data() + b * p.enc_dim);
+    }
+    EXPECT_EQ(ours.context, context);
   }
 }
 

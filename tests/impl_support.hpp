@@ -48,7 +48,7 @@ inline void compute_scores(Scorer& scorer, Impl impl, const ScorerShape& shape, 
     return;
   }
   scorer.fused_query(s);
-  for (std::int64_t b = 0; b < shape.batch; ++b) scorer.fused_score_row(b, shape.src_len, e + b * shape.src_len);
+  for (std::int64_t b = 0; b < shape.batch; ++b) scorer.fused_score_row(b, shape.src_len, e + b * shape.src_len, {});
 }
 
 }  // namespace attnbench::test

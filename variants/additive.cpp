@@ -86,14 +86,14 @@ class AdditiveScorer final : public Scorer {
       fused_query_op_.run(s, query_.data());
   }
 
-  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
     const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
     if (bf16_keys_) {
       fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L);
+                           (shape_.batch - b) * L, next_pass);
     } else if (use_tanh_) {
       fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L);
+                           (shape_.batch - b) * L, next_pass);
     } else {
       const float* key_scores = key_scores_.data() + b * L;
       const float query_score = query_scores_[static_cast<std::size_t>(b)];

@@ -60,14 +60,14 @@ class MlpScorer final : public Scorer {
       for (std::int64_t a = 0; a < A; ++a) query_[static_cast<std::size_t>(b * A + a)] += W_.bias[static_cast<std::size_t>(a)];
   }
 
-  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const override {
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
     const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
     if (bf16_keys_)
       fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L);
+                           (shape_.batch - b) * L, next_pass);
     else
       fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L);
+                           (shape_.batch - b) * L, next_pass);
   }
 
   // The per-example rows: B L A tanh terms, as additive's.

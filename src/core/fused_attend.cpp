@@ -17,6 +17,11 @@ double fused_step_work(const ScorerShape& shape, double score_work) {
   return score_work + static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.enc_dim);
 }
 
+bool streams_annotations(const ScorerShape& shape, DType dtype) {
+  const double bytes_per_element = dtype == DType::bf16 ? 2.0 : 4.0;
+  return bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim) >= kStreamedContextBytes;
+}
+
 FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,
                          double score_work)
     : threads_(threads),
@@ -31,8 +36,7 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16),
-      stream_context_(bf16_ && 2.0 * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim) >=
-                                   kStreamedContextBytes) {
+      streams_annotations_(streams_annotations(shape, dtype)) {
   if (static_cast<std::int64_t>(lengths_.size()) != batch_)
     throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
                                 std::to_string(batch_));
@@ -82,11 +86,17 @@ void FusedAttend::for_each_example(bool parallel, PerExample per_example) const 
   }
 }
 
-void FusedAttend::score_example(const Scorer& scorer, std::int64_t b, float* e) const {
+void FusedAttend::score_example(const Scorer& scorer, std::int64_t b, float* e, fused::PrefetchAlong next_pass) const {
   const std::int64_t len = lengths_[static_cast<std::size_t>(b)];
   float* e_b = e + b * src_len_;
-  scorer.fused_score_row(b, len, e_b);
+  scorer.fused_score_row(b, len, e_b, next_pass);
   std::fill(e_b + len, e_b + src_len_, -std::numeric_limits<float>::infinity());
+}
+
+fused::PrefetchAlong FusedAttend::context_rows(std::int64_t b, const float* H) const {
+  const std::int64_t offset = b * src_len_ * enc_dim_, elements = lengths_[static_cast<std::size_t>(b)] * enc_dim_;
+  if (annotations_bf16_) return {annotations_bf16_ + offset, elements * 2};
+  return {H + offset, elements * 4};
 }
 
 void FusedAttend::attend_example(std::int64_t b, const float* logits, const float* H, float* alpha,
@@ -100,7 +110,7 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
     return;
   }
   const std::uint16_t* rows = annotations_bf16_ + b * src_len_ * enc_dim_;
-  if (stream_context_)
+  if (streams_annotations_)
     fused::weighted_sum_rows_streamed(alpha_b, rows, len, enc_dim_, c_b, (batch_ - b) * src_len_);
   else
     fused::weighted_sum_rows(alpha_b, rows, len, enc_dim_, c_b);
@@ -108,7 +118,7 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
   scorer.fused_query(s);
-  for_each_example(parallel_, [&](std::int64_t b) { score_example(scorer, b, e); });
+  for_each_example(parallel_, [&](std::int64_t b) { score_example(scorer, b, e, {}); });
 }
 
 void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
@@ -121,14 +131,14 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
   const float* logits = static_logits ? static_logits : e;
   if (static_logits && static_ready_) {
     for_each_example(parallel_static_, [&](std::int64_t b) {
-      score_example(scorer, b, e);
+      score_example(scorer, b, e, {});
       std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
       std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
     });
     return;
   }
   for_each_example(parallel_, [&](std::int64_t b) {
-    score_example(scorer, b, e);
+    score_example(scorer, b, e, streams_annotations_ ? context_rows(b, H) : fused::PrefetchAlong{});
     attend_example(b, logits, H, alpha, c);
   });
 }

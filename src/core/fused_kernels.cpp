@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/fused_math.hpp"
+#include "core/fused_prefetch.hpp"
 #include "core/fused_tanh_avx512.hpp"
 
 // One clone per instruction set, chosen at load time; helpers such as fast_tanh are
@@ -157,16 +158,16 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
 // clones with fast_tanh.
 namespace portable {
 
-// These do not prefetch the rows past n (`readable` is unused): no CPU without AVX-512 was at
-// hand to measure whether a prefetch pays there.
+// These prefetch neither the rows past n (`readable` is unused) nor `next_pass`: no CPU
+// without AVX-512 was at hand to measure whether a prefetch pays there.
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t /*readable*/) {
+                   float* out, std::int64_t /*readable*/, PrefetchAlong /*next_pass*/) {
   tanh_dot_rows_of(rows, x, v, n, width, out);
 }
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t /*readable*/) {
+                   float* out, std::int64_t /*readable*/, PrefetchAlong /*next_pass*/) {
   tanh_dot_rows_of(rows, x, v, n, width, out);
 }
 
@@ -197,12 +198,12 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 #endif
 
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
   ATTNBENCH_BEST_TANH(add_tanh_rows, rows, x, n, width, out);

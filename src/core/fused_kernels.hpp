@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "core/fused_prefetch.hpp"
+
 namespace attnbench::fused {
 
 // The row loops below also take bf16 rows (std::uint16_t, the upper half of an f32, made by
@@ -23,11 +25,12 @@ void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::in
 // Writes out[j] = v . tanh(rows[j, :] + x) for j < n (the additive score), without
 // an (n, width) intermediate; x and v are (width). rows is (readable, width) with readable >= n:
 // the rows past the n scored (give the ones scored next, e.g. the following examples' keys)
-// may be prefetched while these are scored; they are not read and `out` does not depend on them.
+// may be prefetched while these are scored, and so may `next_pass` (the memory the caller
+// reads next, e.g. the example's annotations); neither is read and `out` does not depend on them.
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass = {});
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass = {});
 
 // Writes out[j, :] = tanh(rows[j, :] + x) for j < n with tanh_dot_rows's tanh; rows and out
 // are (n, width), x is (width). The (n, width) tensor a training step keeps for its backward.

@@ -1,7 +1,7 @@
-// Float math for the fused kernels, inlined into their SIMD loops, and what their row loops
-// prefetch (BlockPrefetch). Branch-free on purpose: any float select (a ? b : c) lets GCC
-// sink the arithmetic of one arm into a branch, which only AVX-512's masked instructions can
-// vectorize; so clamps are integer min on the bits and selects are bit masks.
+// Float math for the fused kernels, inlined into their SIMD loops. Branch-free on purpose:
+// any float select (a ? b : c) lets GCC sink the arithmetic of one arm into a branch, which
+// only AVX-512's masked instructions can vectorize; so clamps are integer min on the bits
+// and selects are bit masks.
 #pragma once
 
 #include <algorithm>
@@ -9,31 +9,6 @@
 #include <cstdint>
 
 namespace attnbench::fused {
-
-// What a loop over blocks of 4 rows prefetches: while it works on rows j..j+3 of `rows`
-// (`readable` rows of row_bytes each), the block whole blocks of 4 and at least 16 KiB ahead.
-// Measured on a 2-core AMD EPYC (Zen 5) at the paper's sizes: 4 or 8 rows of 4 KB ahead
-// alike, 2 slower. Example: BlockPrefetch ahead(rows, width * 4, readable); ahead.of(j).
-class BlockPrefetch {
- public:
-  BlockPrefetch(const void* rows, std::int64_t row_bytes, std::int64_t readable)
-      : rows_(static_cast<const char*>(rows)),
-        row_bytes_(row_bytes),
-        readable_(readable),
-        ahead_(std::max<std::int64_t>(4, (kBytesAhead / std::max<std::int64_t>(1, row_bytes) + 3) / 4 * 4)) {}
-
-  // The first byte of the block to prefetch while rows j..j+3 are worked on (its rows
-  // row_bytes() apart), or nullptr when that block does not lie within the readable rows.
-  const char* of(std::int64_t j) const {
-    return j + ahead_ + 4 <= readable_ ? rows_ + (j + ahead_) * row_bytes_ : nullptr;
-  }
-  std::int64_t row_bytes() const { return row_bytes_; }
-
- private:
-  static constexpr std::int64_t kBytesAhead = 16 * 1024;
-  const char* rows_;
-  std::int64_t row_bytes_, readable_, ahead_;
-};
 
 [[gnu::always_inline]] inline std::uint32_t float_bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 [[gnu::always_inline]] inline float from_bits(std::uint32_t b) { return std::bit_cast<float>(b); }

@@ -11,6 +11,7 @@
 #include <bit>
 
 #include "core/fused_math.hpp"
+#include "core/fused_prefetch.hpp"
 #include "core/tanh_table.hpp"
 
 // Every function here is compiled for x86-64-v4 and only called where available(); lambdas
@@ -74,15 +75,18 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
-// out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0. While a
-// block of 4 rows is scored, BlockPrefetch's block within the `readable` rows is prefetched: the loop is bound by the tanh, and the hardware prefetcher alone left
-// it waiting on DRAM at the paper's sizes (B80 L50 A1000: keys of 16 MB).
+// out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0. The loop
+// is bound by the tanh, and the hardware prefetcher alone left it waiting on DRAM at the
+// paper's sizes (B80 L50 A1000: keys of 16 MB), so while a block of 4 rows is scored it
+// prefetches BlockPrefetch's block within the `readable` rows, and `next_pass` spread over
+// the blocks (SpreadPrefetch), whose memory traffic then overlaps the tanh.
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
                                                                      std::int64_t n, std::int64_t width, float* out,
-                                                                     std::int64_t readable) {
+                                                                     std::int64_t readable, PrefetchAlong next_pass) {
   const Coefficients table = load_coefficients();
   const BlockPrefetch ahead(rows, width * static_cast<std::int64_t>(sizeof(Row)), readable);
+  SpreadPrefetch along(next_pass, n / 4 * ((width + 15) / 16));
   std::int64_t j = 0;
   // Four rows at a time: four independent chains in flight, each x and v vector loaded once.
   for (; j + 4 <= n; j += 4) {
@@ -97,6 +101,7 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* 
         const char* line = next + k * static_cast<std::int64_t>(sizeof(Row));
         for (int row = 0; row < 4; ++row) _mm_prefetch(line + row * ahead.row_bytes(), _MM_HINT_T0);
       }
+      along.step();
       const __m512 xk = _mm512_maskz_loadu_ps(m, x + k), vk = _mm512_maskz_loadu_ps(m, v + k);
       s0 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r0 + k, m), xk), table), s0);
       s1 = _mm512_fmadd_ps(vk, tanh16(_mm512_add_ps(load16(r1 + k, m), xk), table), s1);
@@ -128,14 +133,14 @@ bool available() {
 
 ATTNBENCH_AVX512
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable) {
-  tanh_dot_rows_of(rows, x, v, n, width, out, readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  tanh_dot_rows_of(rows, x, v, n, width, out, readable, next_pass);
 }
 
 ATTNBENCH_AVX512
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable) {
-  tanh_dot_rows_of(rows, x, v, n, width, out, readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  tanh_dot_rows_of(rows, x, v, n, width, out, readable, next_pass);
 }
 
 ATTNBENCH_AVX512

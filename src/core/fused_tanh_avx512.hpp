@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "core/fused_prefetch.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ATTNBENCH_AVX512_TANH 1
 #else
@@ -23,9 +25,9 @@ namespace attnbench::fused::avx512 {
 bool available();
 
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass);
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
-                   float* out, std::int64_t readable);
+                   float* out, std::int64_t readable, PrefetchAlong next_pass);
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 void tanh_all(const float* x, std::int64_t n, float* y);
 

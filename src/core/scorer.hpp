@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fused_prefetch.hpp"
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 #include "core/problem.hpp"
@@ -52,8 +53,11 @@ class Scorer {
   // s (B, D), e.g. q = W s; s must stay valid until fused_score_row() is done with it.
   virtual void fused_query(const float* s) = 0;
   // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
-  // and the last fused_query(). Safe to call concurrently for different b.
-  virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b) const = 0;
+  // and the last fused_query(). Safe to call concurrently for different b. `next_pass` is
+  // the memory the caller reads right after (the example's annotations, for its context):
+  // a scorer whose row loop is bound by compute prefetches it there (additive and mlp, in
+  // fused::tanh_dot_rows), the others ignore it; it changes no result.
+  virtual void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const = 0;
 
   // Multiply-add equivalents of one fused score pass's rows (every fused_score_row, the
   // part the step spreads over threads) at `shape`, for choosing the thread count: the

@@ -3,8 +3,9 @@
 
     scripts/perf_table.py results/perf/RUN                        # print the Markdown
     scripts/perf_table.py results/perf/RUN --readme README.md     # and put it into README.md
+    scripts/perf_table.py RUN1 RUN2 RUN3                          # each figure from its median run
 
-RUN is a folder of `attnbench run --peer torch` (scripts/perf-table makes one from
+RUN is a folder of `attnbench run --peer torch` (scripts/perf-table makes them from
 scenarios/perf.csv). From RUN/timing.csv's ok rows of one stage (--stage, default step) and
 dtype (--dtype, default f32) it prints a Markdown table with one row per scorer x size x
 threads: the median of ours with oneDNN primitives, ours fused and PyTorch eager in
@@ -14,6 +15,9 @@ roof bounds the stage; then, per scorer x size, what the most threads in the run
 scenario row that planned it (RUN/meta.json's grid; scenarios/perf.csv names lesson, mid and
 paper), else by its (batch, src_len, enc_dim, dec_dim, attn_dim); named sizes come first, in
 the grid's order. A caption names the run, the machine and the date from RUN/meta.json.
+Given several runs of the same points on the same machine, each figure of ours and of
+PyTorch is the row of the run with the median of that figure's medians (the lower of the two
+middle ones for an even count), so one slow run moves no figure; the caption names every run.
 
 With --readme FILE the text between the lines `<!-- perf-table:begin -->` and
 `<!-- perf-table:end -->` of FILE is replaced (the file is rewritten atomically). Standard
@@ -109,8 +113,20 @@ def read_rows(run: str, stage: str, dtype: str, sizes: Sizes) -> Dict[Cell, Dict
     return cells
 
 
-def median(row: Optional[Dict[str, str]]) -> Optional[float]:
-    return float(row["median_ns"]) if row else None
+def median_runs(runs: List[Dict[Cell, Dict[str, Dict[str, str]]]]) -> Dict[Cell, Dict[str, Dict[str, str]]]:
+    """Per cell and impl, the row of the run whose median_ns is the median over the runs that have
+    one (the lower middle one for an even count); with one run, that run's rows."""
+    rows: Dict[Cell, Dict[str, List[Dict[str, str]]]] = {}
+    for run in runs:
+        for cell, by_impl in run.items():
+            for impl, row in by_impl.items():
+                rows.setdefault(cell, {}).setdefault(impl, []).append(row)
+    cells: Dict[Cell, Dict[str, Dict[str, str]]] = {}
+    for cell, by_impl in rows.items():
+        for impl, of_runs in by_impl.items():
+            ranked = sorted(of_runs, key=lambda row: float(row["median_ns"]))
+            cells.setdefault(cell, {})[impl] = ranked[(len(ranked) - 1) // 2]
+    return cells
 
 
 def best_ours(by_impl: Dict[str, Dict[str, str]]) -> Optional[Tuple[str, float]]:
@@ -171,8 +187,8 @@ def blas(libraries) -> str:
     return " (BLAS " + ", ".join("/".join(path.split("/")[-2:]) for path in libraries) + ")"
 
 
-def caption(run: str, stage: str, dtype: str, cells, meta: dict) -> str:
-    """Where the numbers come from: the run, machine, versions and date from RUN/meta.json."""
+def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
+    """Where the numbers come from: the runs, and the machine, versions and date from the first RUN/meta.json."""
     build = meta.get("build") or {}
     peer = meta.get("peer") or {}
     repetitions = {row["repetitions"] for by_impl in cells.values() for row in by_impl.values()}
@@ -180,25 +196,40 @@ def caption(run: str, stage: str, dtype: str, cells, meta: dict) -> str:
                build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
                peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
                meta.get("start_utc") and str(meta["start_utc"])[:10]]
-    text = f"Run `{os.path.normpath(run)}`"
+    text = ("Run " if len(runs) == 1 else f"{len(runs)} runs, ") + ", ".join(f"`{os.path.normpath(run)}`"
+                                                                          for run in runs)
     if meta.get("command"):
-        text += f" (`{meta['command']}`)"
+        command = str(meta["command"])
+        if len(runs) > 1:  # each run has its own --out folder: named RUN
+            command = command.replace(runs[0], "RUN").replace(os.path.normpath(runs[0]), "RUN")
+        text += f" (`{command}`" + (" each)" if len(runs) > 1 else ")")
     if any(machine):
         text += " on " + ", ".join(part for part in machine if part)
     what = {"step": " (score + masked softmax + context)",
             "train_step": " (forward over T, loss, backward, clip, Adam)"}.get(stage, "")
     mode = "with autograd" if stage == "train_step" else "under `torch.no_grad()`"
+    of_runs = f", the run with the median of the {len(runs)} runs' medians for each figure" if len(runs) > 1 else ""
     return (text + f". Stage `{stage}`{what}, {dtype}, median of "
-            f"{'/'.join(sorted(repetitions))} repetitions in µs; PyTorch is eager {mode}; "
+            f"{'/'.join(sorted(repetitions))} repetitions in µs{of_runs}; PyTorch is eager {mode}; "
             f"a `-` was not measured.")
 
 
-def table(run: str, stage: str = "step", dtype: str = "f32") -> str:
+def same_machine(runs: List[str], metas: List[dict]) -> None:
+    """Refuses runs whose meta.json name different CPUs or core counts: their medians do not mix."""
+    machines = [((meta.get("build") or {}).get("cpu_model"), (meta.get("build") or {}).get("cores")) for meta in metas]
+    for run, machine in zip(runs[1:], machines[1:]):
+        if machine != machines[0]:
+            raise InputError(f"RUN: {run} ran on {machine[0]} with {machine[1]} cores, {runs[0]} on "
+                             f"{machines[0][0]} with {machines[0][1]} cores; a table takes runs of one machine")
+
+
+def table(runs: List[str], stage: str = "step", dtype: str = "f32") -> str:
     """The Markdown text: caption, main table, speedup table."""
-    meta = read_meta(run)
-    sizes = Sizes(meta)
-    cells = read_rows(run, stage, dtype, sizes)
-    parts = [caption(run, stage, dtype, cells, meta), "", *main_table(cells, sizes)]
+    metas = [read_meta(run) for run in runs]
+    same_machine(runs, metas)
+    sizes = Sizes(metas[0])
+    cells = median_runs([read_rows(run, stage, dtype, sizes) for run in runs])
+    parts = [caption(runs, stage, dtype, cells, metas[0]), "", *main_table(cells, sizes)]
     speedups = speedup_table(cells, sizes)
     if speedups:
         parts += ["", *speedups]
@@ -229,13 +260,14 @@ def write_readme(path: str, body: str) -> None:
 
 def main(argv: Optional[list] = None) -> int:
     parser = argparse.ArgumentParser(prog="perf_table.py", description=__doc__.splitlines()[0])
-    parser.add_argument("run", metavar="RUN", help="run folder of `attnbench run --peer torch`")
+    parser.add_argument("runs", metavar="RUN", nargs="+",
+                        help="run folder of `attnbench run --peer torch`; several: each figure from its median run")
     parser.add_argument("--readme", metavar="FILE", help="replace the table between the perf-table markers of FILE")
     parser.add_argument("--stage", default="step", help="stage of the rows (default step)")
     parser.add_argument("--dtype", default="f32", help="dtype of the rows (default f32)")
     args = parser.parse_args(argv)
     try:
-        text = table(args.run, args.stage, args.dtype)
+        text = table(args.runs, args.stage, args.dtype)
         if args.readme:
             write_readme(args.readme, text)
     except InputError as error:

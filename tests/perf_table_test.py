@@ -76,8 +76,12 @@ Speedup of 2 threads over 1, for the impl of ours that is faster on 2 threads:
 @pytest.fixture
 def run(binary, tmp_path):
     """The hand-made run folder: timing.csv of ROWS, meta.json of META."""
+    return make_run(binary, tmp_path / "run")
+
+
+def make_run(binary, folder, scale=1.0, meta=META):
+    """A run folder of ROWS with every median times `scale`, and `meta` as its meta.json."""
     import attnbench_lists
-    folder = tmp_path / "run"
     os.makedirs(folder)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -86,6 +90,7 @@ def run(binary, tmp_path):
     writer.writerow(header)
     for scorer, size, threads, impl, median, pct, bound, *rest in ROWS:
         stage, dtype, status = (rest + ["step", "f32", "ok"][len(rest):])[:3]
+        median = median * scale if median != "" else median
         batch, src_len, enc, dec, attn = size
         cells = dict(scorer=scorer, impl=impl, dtype=dtype, threads=threads, batch=batch, src_len=src_len, tgt_len=5,
                      emb_dim=16, enc_dim=enc, dec_dim=dec, attn_dim=attn, vocab=100, stage=stage, repetitions=5,
@@ -99,7 +104,7 @@ def run(binary, tmp_path):
     with open(folder / "timing.csv", "w", encoding="utf-8") as f:
         f.write(out.getvalue())
     with open(folder / "meta.json", "w", encoding="utf-8") as f:
-        json.dump(META, f)
+        json.dump(meta, f)
     return str(folder)
 
 
@@ -162,3 +167,22 @@ def test_stage_keys_makes_the_table_of_another_stage(run):
     rows = [line for line in r.stdout.splitlines() if line.startswith("| additive")]
     assert rows == ["| additive | paper | 2 | - | - | 0.00 | - | - | - |"], f"rows {rows}"
     assert "Stage `keys`, f32" in r.stdout, f"caption {r.stdout.splitlines()[0]!r}"
+
+
+def test_several_runs_take_each_figure_from_the_run_with_its_median(binary, tmp_path):
+    """Runs at 3x, 1x and 1/4x the medians, the median one second: the table is the 1x run's (its
+    roofline too), not the first run's, nor the mean (1.42x); the caption names all three."""
+    slow, middle, fast = (make_run(binary, tmp_path / name, scale) for name, scale in
+                          (("slow", 3.0), ("middle", 1.0), ("fast", 0.25)))
+    r = perf_table(slow, middle, fast).ok()
+    caption, table = r.stdout.split("\n", 1)
+    assert table == TABLE, f"table:\n{table}"
+    names = ", ".join(f"`{os.path.normpath(run)}`" for run in (slow, middle, fast))
+    assert caption.startswith(f"3 runs, {names} (`attnbench run --scenario perf --stages step --peer torch` each)"), caption
+    assert "the run with the median of the 3 runs' medians for each figure" in caption, caption
+
+
+def test_runs_of_different_machines_are_refused(binary, tmp_path):
+    other = dict(META, build=dict(META["build"], cpu_model="Other CPU"))
+    first, second = make_run(binary, tmp_path / "first"), make_run(binary, tmp_path / "second", meta=other)
+    perf_table(first, second).one_error_line([r"RUN", r"Other CPU", r"Test CPU", r"one machine"])

@@ -264,7 +264,8 @@ TEST_P(FusedRows, TanhDotRowsGiveTheSameScoresWhateverTheyPrefetchAlong) {
   fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, alone.data(), n);
   fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, along.data(), n,
                        {next_pass.data() + 3, static_cast<std::int64_t>(sizeof(float)) * n * width});
-  for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(std::bit_cast<std::uint32_t>(alone[count(j)]), std::bit_cast<std::uint32_t>(along[count(j)])) << j;
+  for (std::int64_t j = 0; j < n; ++j)
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(alone[count(j)]), std::bit_cast<std::uint32_t>(along[count(j)])) << j;
 }
 
 TEST_P(FusedRows, AddTanhRowsEqualsFastTanhOfTheSumAndIsNearDouble) {

@@ -59,7 +59,8 @@ class DotScorer final : public Scorer {
 
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
 
-  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong /*next_pass*/) const override {
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
+                       fused::PrefetchAlong /*next_pass*/) const override {
     const std::int64_t L = shape_.src_len, width = from_annotations_ ? shape_.enc_dim : shape_.attn_dim;
     const float* q = query_.data() + b * width;
     if (bf16_rows_)

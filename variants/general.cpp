@@ -37,7 +37,8 @@ class GeneralScorer final : public Scorer {
   // The query is s itself: nothing to compute, only to remember.
   void fused_query(const float* s) override { state_ = s; }
 
-  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong /*next_pass*/) const override {
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
+                       fused::PrefetchAlong /*next_pass*/) const override {
     const std::int64_t L = shape_.src_len, D = shape_.dec_dim;
     if (bf16_keys_)
       fused::dot_rows(keys_bf16_.data() + b * L * D, state_ + b * D, len, D, e_b);

@@ -34,7 +34,8 @@ class LocationScorer final : public Scorer {
 
   void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
 
-  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong /*next_pass*/) const override {
+  void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
+                       fused::PrefetchAlong /*next_pass*/) const override {
     const float* row = query_.data() + b * shape_.src_len;
     std::copy(row, row + len, e_b);
   }

@@ -25,8 +25,9 @@ inline constexpr double kParallelStepWork = 256 * 1024;
 // on 2 cores of an AMD EPYC (Zen 5), 2026-12-02, the step with each over without, alternately:
 // the bf16 context prefetch 0.44 to 0.95 at the paper's sizes (16 MB; dot, general, location,
 // additive, 1 and 2 threads), 1.02 to 1.13 at the mid size (1.6 MB, which stays in the
-// caches); the score pass's, additive at the paper's sizes (32 MB in f32), 0.90 to 0.95
-// (f32 and bf16, 1 and 2 threads, 8 times), at the mid size (3.3 MB) 0.99 to 1.07.
+// caches); the score pass's, additive and mlp at the paper's sizes (32 MB in f32), 0.82 to
+// 0.94 in f32 (1 and 2 threads), 0.89 and 0.91 in bf16 on 1 thread and 1.00 on 2 (6 to 8
+// times), at the mid size (3.3 MB in f32) 0.99 to 1.07.
 inline constexpr double kStreamedContextBytes = 8.0 * 1024 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),

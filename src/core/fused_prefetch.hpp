@@ -47,8 +47,9 @@ class SpreadPrefetch {
  public:
   SpreadPrefetch(PrefetchAlong along, std::int64_t steps)
       : first_(reinterpret_cast<std::uintptr_t>(along.begin) / kLine * kLine),
-        bytes_(along.bytes > 0 ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(along.begin) - first_) + along.bytes
-                               : 0),
+        bytes_(along.bytes > 0
+                   ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(along.begin) - first_) + along.bytes
+                   : 0),
         per_step_(steps > 0 ? ceil_div(ceil_div(bytes_, kLine), steps) : 0) {}
 
   // Prefetches this step's lines (into every cache level, like _MM_HINT_T0).

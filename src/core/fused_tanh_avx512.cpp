@@ -25,8 +25,13 @@ namespace {
 
 static_assert(kTanhIntervals == 32, "vpermt2ps picks from 2 x 16 coefficients");
 
-// The largest float below kTanhClamp: |x| is clamped to it, so the interval index is at most 31.
+// The largest float below kTanhClamp: |x| is clamped to it, so that the last interval holds.
 constexpr float kLastBelowClamp = std::bit_cast<float>(std::bit_cast<std::uint32_t>(kTanhClamp) - 1);
+// |x| + kRoundToCentre, rounded to nearest, is |x| rounded to a multiple of kTanhWidth (the
+// float's ulp there) plus kRoundToCentre, the multiple's index in the low mantissa bits.
+constexpr float kRoundToCentre = kTanhWidth * (1 << 23);
+static_assert(kRoundToCentre == 2097152.f, "kTanhWidth is a power of 2: 0.25");
+constexpr float kLastCentre = kTanhWidth * (kTanhIntervals - 1);
 
 // Coefficient c of intervals 0-15 in low[c], of intervals 16-31 in high[c].
 struct Coefficients {
@@ -42,16 +47,19 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline Coefficients load_coefficients() 
   return table;
 }
 
-// Returns tanh of each lane of x (the header states its error).
+// Returns tanh of each lane of x (the header states its error), under the default rounding
+// mode. The interval and t come from adds and mins: on Zen 4 the FMA pipes also run
+// vpermt2ps and are the bound (a multiply there cost as much as a permute).
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 tanh16(__m512 x, const Coefficients& table) {
   const __m512 sign_bit = _mm512_set1_ps(-0.f);
-  const __m512 magnitude = _mm512_andnot_ps(sign_bit, x);
-  // vminps returns its second operand when either is NaN: a NaN stays a NaN (its index,
-  // 0x80000000, picks interval 0 and the polynomial of NaN is NaN).
-  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(kLastBelowClamp), magnitude);
-  const __m512i interval = _mm512_cvttps_epi32(_mm512_mul_ps(clamped, _mm512_set1_ps(1.f / kTanhWidth)));
-  // Exact: interval * kTanhWidth is a float and within a factor 2 of clamped (Sterbenz).
-  const __m512 t = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(interval), _mm512_set1_ps(kTanhWidth), clamped);
+  // vminps returns its second operand when either is NaN: a NaN stays a NaN through the
+  // clamps, so t and the polynomial are NaN (the index its bits pick does not matter).
+  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(kLastBelowClamp), _mm512_andnot_ps(sign_bit, x));
+  const __m512 rounded = _mm512_min_ps(_mm512_set1_ps(kRoundToCentre + kLastCentre),
+                                       _mm512_add_ps(clamped, _mm512_set1_ps(kRoundToCentre)));
+  const __m512i interval = _mm512_castps_si512(rounded);  // vpermt2ps reads the low 5 bits
+  // Exact: the centre is a multiple of kTanhWidth below 8, and clamped is within 1.75 of it.
+  const __m512 t = _mm512_sub_ps(clamped, _mm512_sub_ps(rounded, _mm512_set1_ps(kRoundToCentre)));
   __m512 p = _mm512_permutex2var_ps(table.low[kTanhDegree], interval, table.high[kTanhDegree]);
   for (int c = kTanhDegree - 1; c >= 0; --c)
     p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(table.low[c], interval, table.high[c]));

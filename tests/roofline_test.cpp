@@ -15,6 +15,7 @@
 #include "core/matmul_op.hpp"
 #include "driver/roofline_measure.hpp"
 #include "driver/run_folder.hpp"
+#include "driver/run_meta.hpp"
 
 namespace attnbench {
 namespace {
@@ -182,6 +183,27 @@ TEST_F(LoadRoofline, ReadsTheOriginalFormatWithoutProvenance) {
   EXPECT_EQ(r->bound(1, DType::f32, StageCost{1.0, 1.0}), "memory");
 }
 
+TEST_F(LoadRoofline, AFileOfAnotherMachineIsNamedWithBoth) {
+  const fs::path file = write("zen5.json", R"({"threads": {"1": {"f32_gflops": 10, "gbps": 5}},
+    "cpu_model": "AMD EPYC", "cpu_id": "AuthenticAMD family 26 model 2 stepping 0", "cores": 2})");
+  const std::optional<Roofline> r = load_roofline(file);
+  ASSERT_TRUE(r.has_value());
+  const nlohmann::json zen4 = {{"cpu_model", "AMD EPYC"}, {"cpu_id", "AuthenticAMD family 25 model 17 stepping 1"},
+                               {"cores", 2}, {"host", "vm"}};
+  EXPECT_EQ(roofline_machine_mismatch(*r, file.string(), zen4),
+            file.string() + " was measured on AMD EPYC, AuthenticAMD family 26 model 2 stepping 0, 2, this is AMD EPYC, "
+                            "AuthenticAMD family 25 model 17 stepping 1, 2: roofline_pct and bound are against another "
+                            "machine's roofs; run `attnbench roofline` here");
+  nlohmann::json zen5 = zen4;
+  zen5["cpu_id"] = "AuthenticAMD family 26 model 2 stepping 0";
+  EXPECT_EQ(roofline_machine_mismatch(*r, file.string(), zen5), "");
+  zen5["cores"] = 4;
+  EXPECT_NE(roofline_machine_mismatch(*r, file.string(), zen5), "");
+  // A file without provenance (an older format) is not judged.
+  const std::optional<Roofline> old = load_roofline(write("old.json", R"({"threads": {"1": {"f32_gflops": 10, "gbps": 5}}})"));
+  EXPECT_EQ(roofline_machine_mismatch(*old, "old.json", zen4), "");
+}
+
 TEST_F(LoadRoofline, MissingFileIsNullopt) {
   EXPECT_FALSE(load_roofline(dir_ / "absent.json").has_value());
 }
@@ -267,7 +289,7 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
 
   const nlohmann::json doc = roofline_json(peaks, settings, "attnbench roofline --threads 1,2");
   EXPECT_EQ(doc["command"], "attnbench roofline --threads 1,2");
-  for (const char* key : {"cpu_model", "onednn_isa", "measured_utc"}) EXPECT_TRUE(doc[key].is_string()) << key;
+  for (const char* key : {"cpu_model", "cpu_id", "onednn_isa", "measured_utc"}) EXPECT_TRUE(doc[key].is_string()) << key;
   EXPECT_EQ(doc["bf16_reason"].is_null(), peaks[0].bf16.has_value());
 
   const fs::path file = dir_ / "machine.json";
@@ -276,6 +298,8 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
   const std::optional<Roofline> r = load_roofline(file);
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->by_threads.size(), 2u);
+  // Measured here, so it describes this machine.
+  EXPECT_EQ(roofline_machine_mismatch(*r, file.string(), build_and_machine()), "");
   EXPECT_EQ(r->l2_bytes, static_cast<double>(cache_bytes(2)));
   EXPECT_EQ(r->l3_bytes, static_cast<double>(cache_bytes(3)));
   for (const ThreadPeaks& p : peaks) {

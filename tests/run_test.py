@@ -363,7 +363,8 @@ def test_padded_additive_linear_has_no_drift_and_no_mask_leak(runs):
 
 
 def test_meta_json_build_command_grid_status_times(runs):
-    """schema: meta.json has build/git_commit, build/onednn_version, command, grid, status complete, start/end"""
+    """schema: meta.json has build/git_commit, build/onednn_version, build/cpu_id (as /proc/cpuinfo says), command,
+    grid, status complete, start/end"""
     rf = runs.base()
     m = rf.meta
     build = m.get("build")
@@ -374,6 +375,16 @@ def test_meta_json_build_command_grid_status_times(runs):
             rf.fail(f"meta.json build.{field} is {build.get(field)!r}, expected a non-empty string")
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?.*", build["onednn_version"]):
         rf.fail(f"build.onednn_version {build['onednn_version']!r} is not a version")
+    cpuinfo = {}
+    with open("/proc/cpuinfo", encoding="utf-8") as f:  # the first processor's fields
+        for line in f:
+            key, _, value = line.partition(":")
+            cpuinfo.setdefault(key.strip(), value.strip())
+    want_id = (f"{cpuinfo['vendor_id']} family {cpuinfo['cpu family']} model {cpuinfo['model']}"
+               + (f" stepping {cpuinfo['stepping']}" if cpuinfo.get("stepping") else "")
+               if all(cpuinfo.get(k) for k in ("vendor_id", "cpu family", "model")) else "unknown")
+    if build.get("cpu_id") != want_id:
+        rf.fail(f"meta.json build.cpu_id is {build.get('cpu_id')!r}, expected {want_id!r} from /proc/cpuinfo")
     if not isinstance(m.get("command"), str) or not m["command"].startswith("attnbench run") \
             or "--src-len 4,8" not in m["command"]:
         rf.fail(f"meta.json command {m.get('command')!r}, expected the command line of the run")
@@ -989,3 +1000,41 @@ def test_compare_missing_folder_is_refused(runs, attnbench):
     r.one_error_line([re.escape(missing)])
 
 
+
+
+def test_a_roofline_file_of_another_machine_is_used_and_warned_of(runs, attnbench, tmp_path):
+    """--roofline FILE gives roofline_pct and bound; a file measured on another CPU is named in a warning
+    (stderr and meta.json), since its roofs are not this machine's."""
+    here = runs.base().meta["build"]
+    machine = tmp_path / "other.json"
+    write(str(machine), json.dumps({"threads": {"1": {"f32_gflops": 100.0, "gbps": 10.0, "read_gbps": 12.0}},
+                                   "cpu_model": here["cpu_model"], "cpu_id": "GenuineIntel family 6 model 143 stepping 8",
+                                   "cores": here["cores"]}))
+    rf = runs.sweep("other_roofline", "--batch", 2, "--src-len", "4", "--tgt-len", 2, "--scorer", "dot",
+                    "--stages", "step", "--roofline", str(machine))
+    warning = (f"{machine} was measured on {here['cpu_model']}, GenuineIntel family 6 model 143 stepping 8, "
+               f"{here['cores']}, this is {here['cpu_model']}, {here['cpu_id']}, {here['cores']}: roofline_pct and "
+               f"bound are against another machine's roofs; run `attnbench roofline` here")
+    if f"attnbench: warning: {warning}" not in rf.result.stderr.splitlines():
+        rf.result.fail(f"no warning naming both machines; stderr: {rf.result.stderr!r}")
+    if warning not in rf.meta.get("warnings", []):
+        rf.fail(f"meta.json warnings {rf.meta.get('warnings')!r} lack it")
+    if rf.meta.get("roofline") != str(machine):
+        rf.fail(f"meta.json roofline is {rf.meta.get('roofline')!r}, expected {str(machine)!r}")
+    rows = rf.timing.dicts()
+    if not rows or not all(is_number(row["roofline_pct"]) and row["bound"] == "memory" for row in rows):
+        rf.fail(f"rows without roofline_pct or with another bound: {rows}")
+
+
+def test_a_damaged_roofline_file_is_one_error_line_before_any_output(runs, attnbench, tmp_path):
+    machine = tmp_path / "damaged.json"
+    write(str(machine), '{"threads": {"1": {"gbps": 5}}}')
+    out = runs.tmp()
+    r = attnbench.run("run", "--batch", "2", "--src-len", "4", "--scorer", "dot", *FAST, "--quiet",
+                      "--roofline", str(machine), "--out", out)
+    r.one_error_line([re.escape(str(machine)), r"not a roofline file"])
+    if os.path.exists(out):
+        r.fail(f"the refused run made {out}")
+    r = attnbench.run("run", "--batch", "2", "--src-len", "4", "--scorer", "dot", *FAST, "--quiet",
+                      "--roofline", str(tmp_path / "absent.json"), "--out", out)
+    r.one_error_line([r"--roofline", r"absent\.json"])

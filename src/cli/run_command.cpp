@@ -25,6 +25,7 @@ namespace {
 struct RunOptions {
   std::map<std::string, std::string> specs;  // grid flags given, by field
   std::string scenario, out, resume, shard = "1/1";
+  std::string roofline;  // empty: results/machine.json
   // The run settings given as flags, by setting name ("min_time" for --min-time); they
   // override every scenario row's. Unset: the row's, else the default.
   std::map<std::string, std::string> settings;
@@ -96,7 +97,7 @@ SweepOptions sweep_options(const RunOptions& o) {
   s.max_memory_bytes = o.max_memory_gib ? static_cast<std::uint64_t>(std::min(*o.max_memory_gib, kMaxGib) * 1073741824.0)
                                         : available_memory_bytes() / 4 * 3;
   std::tie(s.shard_index, s.shard_count) = parse_shard(o.shard);
-  s.machine_json = project_root() / "results" / "machine.json";
+  s.machine_json = o.roofline.empty() ? project_root() / "results" / "machine.json" : std::filesystem::path(o.roofline);
   if (o.resume.empty())
     plan_new_run(o, s);
   else
@@ -119,6 +120,10 @@ void add_run_options(CLI::App* sub, const std::shared_ptr<RunOptions>& o) {
   sub->add_option("--out", o->out, "Run folder to write (default results/<scenario>/<UTC timestamp>)");
   sub->add_option("--resume", o->resume, "Continue the run in this folder, skipping the points it holds");
   sub->add_flag("--force", o->force, "With --resume: continue a run made on another machine, oneDNN or commit");
+  sub->add_option("--roofline", o->roofline,
+                  "The machine's peaks for roofline_pct and bound, from `attnbench roofline` (default "
+                  "results/machine.json, when it exists)")
+      ->check(CLI::ExistingFile);
   const auto setting = [&](const char* flag, const std::string& name, const char* help) {
     sub->add_option_function<std::string>(flag, [o, name](const std::string& text) { o->settings[name] = text; },
                                           help);

@@ -119,7 +119,7 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
                               "/build/compiler_flags"})
       require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
     if (!allow_mixed)
-      for (const char* field : {"/build/cpu_model", "/build/onednn_version"})
+      for (const char* field : {"/build/cpu_model", "/build/cpu_id", "/build/onednn_version"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
   const FolderKind kind = folder_kind(metas[0]);
@@ -144,6 +144,7 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
                                    {"status", metas[i].value("status", "")},
                                    {"host", metas[i].value("/build/host"_json_pointer, std::string())},
                                    {"cpu_model", metas[i].value("/build/cpu_model"_json_pointer, std::string())},
+                                   {"cpu_id", metas[i].value("/build/cpu_id"_json_pointer, std::string())},
                                    {"command", metas[i].value("command", std::string())}});
     complete = complete && metas[i].value("status", "") == "complete";
     shard_names.insert(shard);

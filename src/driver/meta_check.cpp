@@ -107,7 +107,7 @@ class Checker {
     for (std::size_t i = 0; i < value.size(); ++i) {
       const std::string at = "merged_from[" + std::to_string(i) + "]";
       if (!value[i].is_object()) bad(at, "must be an object", value[i]);
-      for (const char* key : {"folder", "shard", "status", "host", "cpu_model", "command"})
+      for (const char* key : {"folder", "shard", "status", "host", "cpu_model", "cpu_id", "command"})
         optional_string(value[i], key, at + ".");
     }
   }
@@ -231,7 +231,7 @@ void check_run_meta(const nlohmann::json& meta, const std::string& where) {
     c.bad("resumed_utc", "must be a list of times", meta["resumed_utc"]);
   if (meta.contains("build")) {
     if (!meta["build"].is_object()) c.bad("build", "must be an object", meta["build"]);
-    for (const char* key : {"host", "onednn_version", "git_commit", "cpu_model", "compiler", "compiler_flags"})
+    for (const char* key : {"host", "onednn_version", "git_commit", "cpu_model", "cpu_id", "compiler", "compiler_flags"})
       c.optional_string(meta["build"], key, "build.");
   }
   c.boolean(meta, "allow_mixed", "allow_mixed");

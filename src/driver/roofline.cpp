@@ -52,6 +52,20 @@ std::string Roofline::bound(int threads, DType dtype, const StageCost& cost) con
   return intensity_of(cost) * *memory_gbps(threads, cost.bytes) < *compute ? "memory" : "compute";
 }
 
+std::string roofline_machine_mismatch(const Roofline& roofline, const std::string& file, const nlohmann::json& machine) {
+  const auto describe = [](const nlohmann::json& of) {
+    std::string text;
+    for (const char* key : {"cpu_model", "cpu_id", "cores"})
+      if (of.contains(key)) text += (text.empty() ? "" : ", ") + (of[key].is_string() ? of[key].get<std::string>() : of[key].dump());
+    return text;
+  };
+  for (const auto& item : roofline.measured_on.items())
+    if (!machine.contains(item.key()) || machine[item.key()] != item.value())
+      return file + " was measured on " + describe(roofline.measured_on) + ", this is " + describe(machine) +
+             ": roofline_pct and bound are against another machine's roofs; run `attnbench roofline` here";
+  return "";
+}
+
 std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json) {
   std::ifstream in(machine_json);
   if (!in) return std::nullopt;
@@ -73,6 +87,8 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
       peak.l3_gbps = optional_number("l3_gbps");
       roofline.by_threads[std::stoi(item.key())] = peak;
     }
+    for (const char* key : {"cpu_model", "cpu_id", "cores"})
+      if (doc.contains(key)) roofline.measured_on[key] = doc[key];
     if (doc.contains("caches")) {
       roofline.l2_bytes = doc["caches"].value("l2_bytes", 0.0);
       roofline.l3_bytes = doc["caches"].value("l3_bytes", 0.0);

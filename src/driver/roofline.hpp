@@ -16,7 +16,9 @@
 //     },
 //     "caches": {"l2_bytes": 1048576,    one core's L2 and the (shared) L3, 0 when unknown
 //                "l3_bytes": 33554432},
-//     "cpu_model": "...", "onednn_isa": "avx512_core_bf16", "measured_utc": "2026-11-30T04:00:00Z",
+//     "cpu_model": "...", "cpu_id": "AuthenticAMD family 25 model 17 stepping 1", "cores": 2,
+//                                        the machine measured (meta.json's build fields)
+//     "onednn_isa": "avx512_core_bf16", "measured_utc": "2026-11-30T04:00:00Z",
 //     "command": "attnbench roofline --threads 1,2 ...", ...   provenance; the loader ignores it
 //   }
 // Only "threads" with f32_gflops and gbps is required (files written before bf16 or the
@@ -27,6 +29,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/problem.hpp"
 #include "driver/cost_model.hpp"
@@ -51,6 +55,8 @@ struct Roofline {
   std::map<int, Peak> by_threads;
   double l2_bytes = 0;  // one core's L2; 0 when unknown
   double l3_bytes = 0;  // the L3; 0 when unknown
+  // The file's cpu_model, cpu_id and cores, those it has (files of older builds lack cpu_id).
+  nlohmann::json measured_on = nlohmann::json::object();
 
   // The memory roof (GB/s) for a stage whose compulsory bytes are `working_set` at `threads`,
   // repeated as the benchmarks repeat it: L2's when it fits in threads x l2_bytes, else L3's
@@ -70,6 +76,10 @@ struct Roofline {
   // ridge point), else "compute" (also for zero bytes). Empty when `threads` or dtype was not measured.
   std::string bound(int threads, DType dtype, const StageCost& cost) const;
 };
+
+// Why `roofline` does not describe `machine` (meta.json's build fields): a line naming both
+// when a cpu_model, cpu_id or cores the file records differs, else "".
+std::string roofline_machine_mismatch(const Roofline& roofline, const std::string& file, const nlohmann::json& machine);
 
 // Reads the file above; nullopt when the file is absent.
 // Throws std::invalid_argument naming the file when it exists but does not parse.

@@ -274,6 +274,7 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
     stream_elements = p.stream_elements;
   }
   doc["cpu_model"] = machine["cpu_model"];
+  doc["cpu_id"] = machine["cpu_id"];
   doc["cores"] = machine["cores"];
   doc["host"] = machine["host"];
   doc["onednn_version"] = machine["onednn_version"];

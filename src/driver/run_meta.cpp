@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -19,12 +20,30 @@ namespace attnbench {
 
 namespace {
 
-std::string cpu_model() {
+// The value of the first /proc/cpuinfo line that starts with `key` (e.g. "model name"), or "".
+std::string cpuinfo_value(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
+    if (line.rfind(key, 0) == 0 && line.find(':') != std::string::npos) {
+      const std::size_t colon = line.find(':');
+      return line.substr(std::min(line.size(), colon + 2));
+    }
+  return "";
+}
+
+std::string cpu_model() {
+  const std::string model = cpuinfo_value("model name");
+  return model.empty() ? "unknown" : model;
+}
+
+// "AuthenticAMD family 25 model 17 stepping 1": tells apart CPUs that a VM names alike
+// ("AMD EPYC" for a Zen 4 and a Zen 5); "unknown" without x86's cpuinfo fields.
+std::string cpu_id() {
+  const std::string vendor = cpuinfo_value("vendor_id"), family = cpuinfo_value("cpu family"),
+                    model = cpuinfo_value("model\t"), stepping = cpuinfo_value("stepping");
+  if (vendor.empty() || family.empty() || model.empty()) return "unknown";
+  return vendor + " family " + family + " model " + model + (stepping.empty() ? "" : " stepping " + stepping);
 }
 
 std::string host_name() {
@@ -69,6 +88,7 @@ nlohmann::json build_and_machine() {
       {"git_commit", git_commit()},
       {"host", host_name()},
       {"cpu_model", cpu_model()},
+      {"cpu_id", cpu_id()},
       {"cores", std::thread::hardware_concurrency()},
       {"cpu_mhz", cpu.cycles_per_second / 1e6},
       {"cpu_frequency_scaling", cpu.scaling == benchmark::CPUInfo::ENABLED ? "enabled"

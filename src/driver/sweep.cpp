@@ -67,10 +67,16 @@ nlohmann::json new_run_meta(const SweepOptions& options, std::size_t shard_point
           {"end_utc", nullptr}};
 }
 
-// This session's warnings (timing conditions, the peer's BLAS), each printed on stderr.
-std::vector<std::string> session_warnings(const nlohmann::json& machine, const TorchPeer* peer) {
+// This session's warnings (timing conditions, the peer's BLAS, a roofline file of another
+// machine), each printed on stderr.
+std::vector<std::string> session_warnings(const nlohmann::json& machine, const TorchPeer* peer,
+                                          const std::optional<Roofline>& roofline, const std::string& roofline_file) {
   std::vector<std::string> warnings = timing_warnings(machine);
   if (peer && !peer->warning().empty()) warnings.push_back(peer->warning());
+  if (roofline) {
+    const std::string other = roofline_machine_mismatch(*roofline, roofline_file, machine);
+    if (!other.empty()) warnings.push_back(other);
+  }
   for (const std::string& warning : warnings) std::cerr << "attnbench: warning: " << warning << "\n";
   return warnings;
 }
@@ -104,12 +110,12 @@ int run_sweep(const SweepOptions& options) {
   }
 
   const nlohmann::json machine = build_and_machine();
+  const std::optional<Roofline> roofline = load_roofline(options.machine_json);  // before the folder is made
   const std::vector<bool> peer_here = peer_points(grid);
   OpenedRun run = open_run(options, machine, std::find(peer_here.begin(), peer_here.end(), true) != peer_here.end());
-  const std::optional<Roofline> roofline = load_roofline(options.machine_json);
   RunMetaFile meta(options.out_dir,
                    options.resumed ? *options.resumed : new_run_meta(options, grid.size(), machine, run.peer.get()),
-                   options.resumed.has_value(), session_warnings(machine, run.peer.get()),
+                   options.resumed.has_value(), session_warnings(machine, run.peer.get(), roofline, options.machine_json.string()),
                    roofline ? nlohmann::json(options.machine_json.string()) : nlohmann::json(nullptr));
 
   std::size_t points_done = 0;

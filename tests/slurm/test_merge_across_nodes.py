@@ -44,11 +44,27 @@ def test_merge_refuses_shards_of_different_cpu_models(attnbench, two_machines, t
     assert not (tmp_path / "merged").exists()
 
 
+def test_merge_refuses_shards_of_cpus_named_alike_with_different_ids(attnbench, two_machines, tmp_path):
+    """A VM names a Zen 4 and a Zen 5 "AMD EPYC" alike: cpu_id tells them apart."""
+    meta_path = two_machines[1] / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    here = json.loads((two_machines[0] / "meta.json").read_text())["build"]
+    meta["build"].update(cpu_model=here["cpu_model"], cpu_id="AuthenticAMD family 99 model 1 stepping 0")
+    meta_path.write_text(json.dumps(meta))
+    r = attn(attnbench, "merge", *map(str, two_machines), "--out", str(tmp_path / "merged"))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert "build/cpu_id is \"AuthenticAMD family 99 model 1 stepping 0\"" in lines[0], lines[0]
+    assert "--allow-mixed" in lines[0], lines[0]
+    assert not (tmp_path / "merged").exists()
+
+
 def test_merge_allow_mixed_names_the_host_in_every_row(attnbench, two_machines, tmp_path):
     out = tmp_path / "merged"
     r = attn(attnbench, "merge", *map(str, two_machines), "--out", str(out), "--allow-mixed")
     assert r.returncode == 0, r.stderr
     here = json.loads((two_machines[0] / "meta.json").read_text())["build"]["host"]
+    here_id = json.loads((two_machines[0] / "meta.json").read_text())["build"]["cpu_id"]
     for file in ("timing.csv", "samples.csv", "entropy.csv"):
         merged = rows(out / file)
         expected = [here] * len(rows(two_machines[0] / file)) + ["node-b"] * len(rows(two_machines[1] / file))
@@ -56,6 +72,7 @@ def test_merge_allow_mixed_names_the_host_in_every_row(attnbench, two_machines, 
     meta = json.loads((out / "meta.json").read_text())
     assert meta["allow_mixed"] is True
     assert [(m["host"], m["cpu_model"]) for m in meta["merged_from"]][1] == ("node-b", "Another CPU")
+    assert all(m["cpu_id"] == here_id for m in meta["merged_from"]), meta["merged_from"]
 
 
 def test_compare_refuses_a_run_measured_on_several_hosts(attnbench, two_machines, tmp_path):

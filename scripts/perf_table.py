@@ -18,6 +18,15 @@ the grid's order. A caption names the run, the machine and the date from RUN/met
 Given several runs of the same points on the same machine, each figure of ours and of
 PyTorch is the row of the run with the median of that figure's medians (the lower of the two
 middle ones for an even count), so one slow run moves no figure; the caption names every run.
+Runs of different machines (meta.json's build cpu_model, cpu_id and cores) are put side by
+side: a caption per machine, and per machine its own columns, each headed by the machine's
+name ("AMD EPYC family 25 model 17": cpu_model and cpu_id's family and model), then each
+machine's speedup of its most threads over 1. `--label RUN=NAME` names RUN's machine, and
+puts RUN with the other runs of that name: for runs recorded before meta.json had cpu_id,
+whose machines differ in nothing else recorded.
+
+    scripts/perf_table.py Z4_RUN1 Z4_RUN2 Z4_RUN3 Z5_RUN1 Z5_RUN2 Z5_RUN3 \\
+        --label Z5_RUN1="Zen 5" --label Z5_RUN2="Zen 5" --label Z5_RUN3="Zen 5"
 
 With --readme FILE the text between the lines `<!-- perf-table:begin -->` and
 `<!-- perf-table:end -->` of FILE is replaced (the file is rewritten atomically). Standard
@@ -192,7 +201,10 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
     build = meta.get("build") or {}
     peer = meta.get("peer") or {}
     repetitions = {row["repetitions"] for by_impl in cells.values() for row in by_impl.values()}
-    machine = [build.get("cpu_model"), f"{build['cores']} cores" if build.get("cores") else None,
+    cpu = build.get("cpu_model")
+    if cpu and build.get("cpu_id") and build["cpu_id"] != "unknown":
+        cpu += f" ({build['cpu_id']})"
+    machine = [cpu, f"{build['cores']} cores" if build.get("cores") else None,
                build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
                peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
                meta.get("start_utc") and str(meta["start_utc"])[:10]]
@@ -214,25 +226,110 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
             f"a `-` was not measured.")
 
 
-def same_machine(runs: List[str], metas: List[dict]) -> None:
-    """Refuses runs whose meta.json name different CPUs or core counts: their medians do not mix."""
-    machines = [((meta.get("build") or {}).get("cpu_model"), (meta.get("build") or {}).get("cores")) for meta in metas]
-    for run, machine in zip(runs[1:], machines[1:]):
-        if machine != machines[0]:
-            raise InputError(f"RUN: {run} ran on {machine[0]} with {machine[1]} cores, {runs[0]} on "
-                             f"{machines[0][0]} with {machines[0][1]} cores; a table takes runs of one machine")
+def machine_key(meta: dict) -> Tuple[object, object, object]:
+    """What tells machines apart: meta.json's build cpu_model, cpu_id (None in runs older than it) and cores."""
+    build = meta.get("build") or {}
+    return build.get("cpu_model"), build.get("cpu_id"), build.get("cores")
 
 
-def table(runs: List[str], stage: str = "step", dtype: str = "f32") -> str:
-    """The Markdown text: caption, main table, speedup table."""
-    metas = [read_meta(run) for run in runs]
-    same_machine(runs, metas)
-    sizes = Sizes(metas[0])
-    cells = median_runs([read_rows(run, stage, dtype, sizes) for run in runs])
-    parts = [caption(runs, stage, dtype, cells, metas[0]), "", *main_table(cells, sizes)]
-    speedups = speedup_table(cells, sizes)
-    if speedups:
-        parts += ["", *speedups]
+def machine_label(key: Tuple[object, object, object]) -> str:
+    """"AMD EPYC family 25 model 17" from cpu_model and cpu_id; the cpu_model alone without a cpu_id."""
+    model, cpu_id, _ = key
+    words = str(cpu_id or "").split()
+    family = " ".join(words[words.index("family"):words.index("family") + 4]) if "family" in words else ""
+    return " ".join(part for part in (str(model or "unknown CPU"), family) if part)
+
+
+class Machine:
+    """The runs of one machine: their cells (each figure from its median run), sizes and label."""
+
+    def __init__(self, runs: List[str], metas: List[dict], stage: str, dtype: str, label: str):
+        self.runs, self.meta, self.label = runs, metas[0], label
+        self.sizes = Sizes(metas[0])
+        self.cells = median_runs([read_rows(run, stage, dtype, self.sizes) for run in runs])
+
+
+def machines_of(runs: List[str], stage: str, dtype: str, labels: Dict[str, str]) -> List[Machine]:
+    """The runs grouped by machine, in the order of each machine's first run: a run named in `labels`
+    (run folder -> name) belongs to the machine of that name, any other to the machine of its
+    machine_key, named by machine_label. Machines must be named apart."""
+    labels = {os.path.normpath(run): name for run, name in labels.items()}
+    unknown = [run for run in labels if run not in {os.path.normpath(r) for r in runs}]
+    if unknown:
+        raise InputError(f"--label: {unknown[0]} is not one of the RUNs")
+    groups: Dict[object, List[Tuple[str, dict]]] = {}
+    names: Dict[object, str] = {}
+    for run in runs:
+        meta = read_meta(run)
+        name = labels.get(os.path.normpath(run))
+        key = ("label", name) if name else machine_key(meta)
+        names[key] = name or machine_label(machine_key(meta))
+        groups.setdefault(key, []).append((run, meta))
+    named = list(names.values())
+    twice = next((name for name in named if named.count(name) > 1), None)
+    if twice:
+        raise InputError(f"RUN: runs of {named.count(twice)} machines are all named '{twice}' (their cpu_id or "
+                         f"cores differ); name them apart with --label RUN=NAME")
+    return [Machine([run for run, _ in members], [meta for _, meta in members], stage, dtype, names[key])
+            for key, members in groups.items()]
+
+
+def side_by_side(machines: List[Machine]) -> List[str]:
+    """One row per scorer x size x threads, each machine's onednn, fused and PyTorch medians, ratio and
+    % roofline in columns of its own, then each machine's speedup of its most threads over 1."""
+    cells = list(dict.fromkeys(cell for machine in machines for cell in machine.cells))  # in first-seen order
+    sizes = machines[0].sizes
+    header = ["scorer", "size", "threads"]
+    for machine in machines:
+        header += [f"{machine.label}: {what}" for what in
+                   ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")]
+    lines = ["| " + " | ".join(header) + " |", "| --- | --- | ---: |" + " ---: |" * (5 * len(machines))]
+    for cell in ordered(cells, sizes):
+        values = [cell[0], cell[1], str(cell[2])]
+        for machine in machines:
+            by_impl = machine.cells.get(cell, {})
+            onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
+            best = best_ours(by_impl)
+            values += [microseconds(float(row["median_ns"])) if row else "-" for row in (onednn, fused, torch)]
+            values.append(f"{float(torch['median_ns']) / best[1]:.2f}" if torch and best else "-")
+            values.append(f"{float(fused['roofline_pct']):.1f}" if fused and fused.get("roofline_pct") else "-")
+        lines.append("| " + " | ".join(values) + " |")
+    most = [max(threads for _, _, threads in machine.cells) for machine in machines]
+    speedups = ["| scorer | size | " + " | ".join(f"{m.label}: impl | {m.label}: {n} threads / 1"
+                                                for m, n in zip(machines, most)) + " |",
+                "| --- | --- |" + " --- | ---: |" * len(machines)]
+    for scorer, size, threads in ordered(cells, sizes):
+        if threads != 1:
+            continue
+        values = [scorer, size]
+        for machine, n in zip(machines, most):
+            best = best_ours(machine.cells.get((scorer, size, n), {})) if n > 1 else None
+            one = machine.cells.get((scorer, size, 1), {}).get(best[0]) if best else None
+            values += [best[0], f"{float(one['median_ns']) / best[1]:.2f}"] if best and one else ["-", "-"]
+        if any(value != "-" for value in values[2:]):
+            speedups.append("| " + " | ".join(values) + " |")
+    if len(speedups) > 2:
+        lines += ["", "Speedup of each machine's most threads over 1, for its impl of ours that is faster there:", "",
+                  *speedups]
+    return lines
+
+
+def table(runs: List[str], stage: str = "step", dtype: str = "f32", labels: Optional[Dict[str, str]] = None) -> str:
+    """The Markdown text: caption, main table, speedup table; with runs of several machines, one
+    caption per machine and the machines side by side."""
+    machines = machines_of(runs, stage, dtype, labels or {})
+    if len(machines) == 1:
+        machine = machines[0]
+        parts = [caption(machine.runs, stage, dtype, machine.cells, machine.meta), "",
+                 *main_table(machine.cells, machine.sizes)]
+        speedups = speedup_table(machine.cells, machine.sizes)
+        if speedups:
+            parts += ["", *speedups]
+        return "\n".join(parts) + "\n"
+    parts = [f"{len(machines)} machines side by side, each column named by its machine."]
+    for machine in machines:
+        parts += ["", f"{machine.label}: " + caption(machine.runs, stage, dtype, machine.cells, machine.meta)]
+    parts += ["", *side_by_side(machines)]
     return "\n".join(parts) + "\n"
 
 
@@ -265,9 +362,17 @@ def main(argv: Optional[list] = None) -> int:
     parser.add_argument("--readme", metavar="FILE", help="replace the table between the perf-table markers of FILE")
     parser.add_argument("--stage", default="step", help="stage of the rows (default step)")
     parser.add_argument("--dtype", default="f32", help="dtype of the rows (default f32)")
+    parser.add_argument("--label", metavar="RUN=NAME", action="append", default=[],
+                        help="name RUN's machine NAME in the table (e.g. runs recorded before meta.json had cpu_id)")
     args = parser.parse_args(argv)
     try:
-        text = table(args.runs, args.stage, args.dtype)
+        labels = {}
+        for item in args.label:
+            run, equals, name = item.partition("=")
+            if not equals or not run or not name.strip():
+                raise InputError(f"--label: '{item}' is not RUN=NAME")
+            labels[run] = name.strip()
+        text = table(args.runs, args.stage, args.dtype, labels)
         if args.readme:
             write_readme(args.readme, text)
     except InputError as error:

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -182,7 +183,54 @@ def test_several_runs_take_each_figure_from_the_run_with_its_median(binary, tmp_
     assert "the run with the median of the 3 runs' medians for each figure" in caption, caption
 
 
-def test_runs_of_different_machines_are_refused(binary, tmp_path):
-    other = dict(META, build=dict(META["build"], cpu_model="Other CPU"))
+ZEN4 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 25 model 17 stepping 1"))
+ZEN5 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 26 model 2 stepping 0"))
+
+
+def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_path):
+    """Two runs of one machine (1x and 3x: the lower middle one, 1x, is taken) beside one of
+    another at 2x: one caption per machine, its columns headed by its name; same-named CPUs told
+    apart by cpu_id."""
+    z4_fast, z4_slow = make_run(binary, tmp_path / "z4a", meta=ZEN4), make_run(binary, tmp_path / "z4b", 3.0, ZEN4)
+    z5 = make_run(binary, tmp_path / "z5", 2.0, ZEN5)
+    r = perf_table(z4_fast, z5, z4_slow).ok()
+    lines = r.stdout.splitlines()
+    assert lines[0] == "2 machines side by side, each column named by its machine.", lines[0]
+    z4, z5_name = "AMD EPYC family 25 model 17", "AMD EPYC family 26 model 2"
+    assert lines[2].startswith(f"{z4}: 2 runs, `{os.path.normpath(z4_fast)}`, `{os.path.normpath(z4_slow)}` "), lines[2]
+    assert "on AMD EPYC (AuthenticAMD family 25 model 17 stepping 1), 2 cores" in lines[2], lines[2]
+    assert lines[4].startswith(f"{z5_name}: Run `{os.path.normpath(z5)}` "), lines[4]
+    per = ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")
+    header = "| scorer | size | threads | " + " | ".join(f"{m}: {w}" for m in (z4, z5_name) for w in per) + " |"
+    assert lines[6] == header, lines[6]
+    rows = [line for line in lines if line.startswith("| ")]
+    assert "| additive | lesson | 1 | 12.3 | 4.32 | 45.7 | 10.57 | 12.3 | 24.7 | 8.64 | 91.4 | 10.57 | 12.3 |" in rows, rows
+    assert "| additive | paper | 2 | 4000 | 2600 | - | - | 30.1 | 8000 | 5200 | - | - | 30.1 |" in rows, rows
+    assert "| dot | B3 L7 E8 D10 A12 | 1 | 2.00 | - | - | - | - | 4.00 | - | - | - | - |" in rows, rows
+    speedup = lines.index(f"| scorer | size | {z4}: impl | {z4}: 2 threads / 1 | {z5_name}: impl | "
+                          f"{z5_name}: 2 threads / 1 |")
+    assert lines[speedup + 2:speedup + 5] == ["| additive | lesson | fused | 0.86 | fused | 0.86 |",
+                                              "| additive | paper | fused | 1.92 | fused | 1.92 |",
+                                              "| dot | lesson | onednn | 1.25 | onednn | 1.25 |"], lines[speedup:]
+
+
+def test_label_names_a_machine_and_separates_runs_recorded_without_cpu_id(binary, tmp_path):
+    first, second = make_run(binary, tmp_path / "first"), make_run(binary, tmp_path / "second", 2.0)
+    r = perf_table(first, second, "--label", f"{second}/=Older VM").ok()
+    assert "| Test CPU: fused µs |" in r.stdout and "| Older VM: fused µs |" in r.stdout, r.stdout[:600]
+    assert "| additive | lesson | 1 | 12.3 | 4.32 | 45.7 | 10.57 | 12.3 | 24.7 | 8.64 | 91.4 | 10.57 | 12.3 |" in r.stdout
+    # without the label the two are one machine: each figure from the lower middle run (the 1x one)
+    assert perf_table(first, second).ok().stdout.split("\n", 1)[1] == TABLE
+
+
+def test_machines_named_alike_are_refused_with_the_way_out(binary, tmp_path):
+    other = dict(META, build=dict(META["build"], cores=4))
     first, second = make_run(binary, tmp_path / "first"), make_run(binary, tmp_path / "second", meta=other)
-    perf_table(first, second).one_error_line([r"RUN", r"Other CPU", r"Test CPU", r"one machine"])
+    perf_table(first, second).one_error_line([r"RUN", r"2 machines", r"'Test CPU'", r"--label RUN=NAME"])
+
+
+@pytest.mark.parametrize("label, message", [("nowhere=X", "--label: nowhere is not one of the RUNs"),
+                                            ("no-equals", "--label: 'no-equals' is not RUN=NAME"),
+                                            ("{run}=", "--label: '{run}=' is not RUN=NAME")])
+def test_bad_label_is_refused(run, label, message):
+    perf_table(run, "--label", label.format(run=run)).one_error_line([re.escape(message.format(run=run))])

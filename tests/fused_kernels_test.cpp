@@ -19,7 +19,7 @@
 #include "core/fused_math.hpp"
 #include "core/fused_prefetch.hpp"
 #include "core/fused_projection.hpp"
-#include "core/fused_tanh_avx512.hpp"
+#include "core/fused_avx512.hpp"
 #include "core/onednn_context.hpp"
 #include "core/reference.hpp"
 #include "test_support.hpp"
@@ -53,7 +53,7 @@ constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
 // The bounds of the loop this CPU runs: the table where fused_kernels.cpp dispatches to it
 // (its own test, avx512::available()), else fast_tanh, with FMA on every AVX2 CPU.
 TanhBounds dispatched_bounds() {
-#if ATTNBENCH_AVX512_TANH
+#if ATTNBENCH_AVX512_LOOPS
   if (fused::avx512::available()) return kTable;
 #endif
   return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma;
@@ -221,9 +221,29 @@ TEST(SpreadPrefetch, RequestsTheWholeRangeEvenlyByTheLastStepAndNothingWithoutSt
   EXPECT_EQ(empty.remaining(), 0);
 }
 
+TEST(StreamPrefetch, RequestsTheBytesAheadCutAtTheReadableEnd) {
+  const std::vector<char> buffer(100000);
+  const char* begin = buffer.data() + 3;
+  constexpr std::int64_t ahead = fused::StreamPrefetch::kBytesAhead;
+  const fused::StreamPrefetch stream(begin, 70000);
+  const auto at = [&](std::int64_t offset, std::int64_t bytes) {
+    const fused::StreamPrefetch::Range r = stream.range(begin + offset, bytes);
+    return std::pair<std::int64_t, std::int64_t>(r.begin - begin, r.end - begin);
+  };
+  EXPECT_EQ(at(0, 256), std::make_pair(ahead, ahead + 256));
+  EXPECT_EQ(at(1000, 40), std::make_pair(1000 + ahead, 1000 + ahead + 40));
+  EXPECT_EQ(at(70000 - ahead - 100, 256), std::make_pair(std::int64_t{69900}, std::int64_t{70000}));  // cut
+  EXPECT_EQ(at(70000 - ahead, 256), std::make_pair(std::int64_t{70000}, std::int64_t{70000}));        // none
+  EXPECT_EQ(at(69999, 256), std::make_pair(std::int64_t{70000}, std::int64_t{70000}));
+  const fused::StreamPrefetch nothing(begin, 0);
+  const fused::StreamPrefetch::Range r = nothing.range(begin, 256);
+  EXPECT_EQ(r.begin, r.end);
+}
+
 // --- the row loops against double loops --------------------------------------------------------
 
-// Widths that cover full vectors, remainders and a single lane.
+// Widths that cover full vectors, remainders, a single lane, and blocks of 64 (the AVX-512
+// loops' four accumulators) whole and with a tail.
 class FusedRows : public ::testing::TestWithParam<std::int64_t> {};
 
 TEST_P(FusedRows, DotRowsMatchDouble) {
@@ -396,7 +416,7 @@ TEST(FusedBf16, RoundsLikeOneDnnsReorderBitForBit) {
   EXPECT_TRUE(std::isnan(fused::load(&nan_bits, 0)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 100, 1000),
+INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 64, 100, 130, 1000),
                          [](const auto& info) {
                            std::ostringstream name;
                            name << "w" << info.param;

@@ -4,7 +4,7 @@
 
 #include "core/fused_math.hpp"
 #include "core/fused_prefetch.hpp"
-#include "core/fused_tanh_avx512.hpp"
+#include "core/fused_avx512.hpp"
 
 // One clone per instruction set, chosen at load time; helpers such as fast_tanh are
 // always_inline, so each clone vectorizes them with its own instructions.
@@ -127,14 +127,6 @@ template <class Row>
 
 // One clone per ISA and row type; each inlines its template above.
 ATTNBENCH_ISA_CLONES
-void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  dot_rows_of(rows, x, n, width, out);
-}
-ATTNBENCH_ISA_CLONES
-void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  dot_rows_of(rows, x, n, width, out);
-}
-ATTNBENCH_ISA_CLONES
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
   weighted_sum_rows_of(w, rows, n, width, out, 0);
 }
@@ -154,9 +146,18 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
   for (std::int64_t i = 0; i < n; ++i) y[i] = to_bf16_bits(x[i]);
 }
 
-// The tanh loops: on AVX-512 CPUs the table tanh of fused_tanh_avx512, elsewhere these
-// clones with fast_tanh.
+// The loops that fused_avx512 writes for AVX-512 CPUs, as clones for the others (the tanh
+// ones with fast_tanh).
 namespace portable {
+
+ATTNBENCH_ISA_CLONES
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
+}
+ATTNBENCH_ISA_CLONES
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
+}
 
 // These prefetch neither the rows past n (`readable` is unused) nor `next_pass`: no CPU
 // without AVX-512 was at hand to measure whether a prefetch pays there.
@@ -190,28 +191,34 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 
 }  // namespace portable
 
-#if ATTNBENCH_AVX512_TANH
-#define ATTNBENCH_BEST_TANH(loop, ...) \
+#if ATTNBENCH_AVX512_LOOPS
+#define ATTNBENCH_BEST_LOOP(loop, ...) \
   (avx512::available() ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
 #else
-#define ATTNBENCH_BEST_TANH(loop, ...) portable::loop(__VA_ARGS__)
+#define ATTNBENCH_BEST_LOOP(loop, ...) portable::loop(__VA_ARGS__)
 #endif
 
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  ATTNBENCH_BEST_LOOP(dot_rows, rows, x, n, width, out);
+}
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  ATTNBENCH_BEST_LOOP(dot_rows, rows, x, n, width, out);
+}
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_BEST_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_BEST_TANH(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_BEST_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_TANH(add_tanh_rows, rows, x, n, width, out);
+  ATTNBENCH_BEST_LOOP(add_tanh_rows, rows, x, n, width, out);
 }
-void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_TANH(tanh_all, x, n, y); }
+void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_LOOP(tanh_all, x, n, y); }
 
 double tanh_term_macs() {
-#if ATTNBENCH_AVX512_TANH
+#if ATTNBENCH_AVX512_LOOPS
   if (avx512::available()) return 4;
 #endif
   return 10;

@@ -73,7 +73,7 @@ struct ExpParts {
 }
 
 // The tanh of the fused kernels' portable clones, run on CPUs without AVX-512 (AVX-512
-// CPUs run fused_tanh_avx512.hpp's). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
+// CPUs run fused_avx512.hpp's). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
 // relative error for every float x where multiply-adds contract to FMA (the AVX2 clone),
 // 1.8e-7 and 2.3e-7 without FMA (measured on all floats; tests/fused_kernels_test.cpp
 // checks); ±inf gives ±1, NaN gives NaN. One path for all x and no division: with

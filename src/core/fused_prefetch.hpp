@@ -1,5 +1,6 @@
-// What the fused kernels' row loops prefetch: rows of their own ahead (BlockPrefetch) and
-// the rows of the pass after them (PrefetchAlong, spread over the loop by SpreadPrefetch).
+// What the fused kernels' row loops prefetch: rows of their own ahead (BlockPrefetch for a
+// loop over blocks of 4 rows, StreamPrefetch for one that reads them in order) and the rows
+// of the pass after them (PrefetchAlong, spread over the loop by SpreadPrefetch).
 #pragma once
 
 #include <algorithm>
@@ -30,6 +31,40 @@ class BlockPrefetch {
   static constexpr std::int64_t kBytesAhead = 16 * 1024;
   const char* rows_;
   std::int64_t row_bytes_, readable_, ahead_;
+};
+
+// What a loop that reads its rows as one sequential stream prefetches: with the stream at
+// `at`, the same bytes kBytesAhead further on, within the `readable` bytes from `begin`.
+// Measured with the row-at-a-time tanh loop on a 2-core AMD EPYC (Zen 4) at the paper's
+// sizes (keys of 16 MB): f32 0.75 of the time without on 1 thread. Example:
+// StreamPrefetch ahead(rows, readable * row_bytes); per block: ahead.request(row + k, block_bytes);
+class StreamPrefetch {
+ public:
+  StreamPrefetch(const void* begin, std::int64_t readable)
+      : end_(static_cast<const char*>(begin) + std::max<std::int64_t>(0, readable)) {}
+
+  // Prefetches (into every cache level, like _MM_HINT_T0) the lines of range(at, bytes).
+  [[gnu::always_inline]] void request(const void* at, std::int64_t bytes) const {
+    const Range ahead = range(at, bytes);
+    for (const char* line = ahead.begin; line < ahead.end; line += kLine) __builtin_prefetch(line, 0, 3);
+  }
+
+  // [at + kBytesAhead, at + kBytesAhead + bytes) cut at the readable bytes' end (empty
+  // beyond it), `at` within the readable bytes.
+  struct Range {
+    const char *begin, *end;
+  };
+  [[gnu::always_inline]] Range range(const void* at, std::int64_t bytes) const {
+    const char* from = static_cast<const char*>(at);
+    if (end_ - from <= kBytesAhead) return {end_, end_};
+    return {from + kBytesAhead, from + kBytesAhead + std::min(bytes, end_ - from - kBytesAhead)};
+  }
+
+  static constexpr std::int64_t kBytesAhead = 16 * 1024;
+
+ private:
+  static constexpr std::int64_t kLine = 64;
+  const char* end_;
 };
 
 // Bytes a loop requests while it works, for the pass that follows it (e.g. an example's

@@ -1,9 +1,12 @@
-// The fused kernels' tanh loops on CPUs with AVX-512 (x86-64-v4), with a tanh that is
-// neither an exp nor a division: |x| (clamped below kTanhClamp) rounded to the nearest
-// multiple of kTanhWidth picks one of kTanhIntervals intervals, each lane takes its interval's
-// coefficients from two registers (vpermt2ps) and kTanhDegree FMAs evaluate the polynomial in
-// the distance to the centre (src/core/tanh_table.hpp, fitted by scripts/fit_tanh_table.py).
-// Within 5.9e-8 absolute and 1.15e-7 relative of tanh for every float
+// The fused kernels' row loops on CPUs with AVX-512 (x86-64-v4), written with intrinsics.
+// Each goes through its rows one at a time, four accumulators along the row, so that the
+// rows are read as one sequential stream: on a 2-core AMD EPYC (Zen 4) reading four rows
+// interleaved left DRAM at 15 GB/s where one stream reached 22 to 25 (fused_avx512.cpp).
+// The tanh is neither an exp nor a division: |x| (clamped below kTanhClamp) rounded to the
+// nearest multiple of kTanhWidth picks one of kTanhIntervals intervals, each lane takes its
+// interval's coefficients from two registers (vpermt2ps) and kTanhDegree FMAs evaluate the
+// polynomial in the distance to the centre (src/core/tanh_table.hpp, fitted by
+// scripts/fit_tanh_table.py). Within 5.9e-8 absolute and 1.15e-7 relative of tanh for every float
 // (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x,
 // ±1 from |x| >= kTanhClamp on, NaN for NaN. fused_kernels.cpp calls these where available()
 // and its portable clones (fast_tanh) elsewhere; the contracts are those of fused_kernels.hpp.
@@ -14,17 +17,19 @@
 #include "core/fused_prefetch.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATTNBENCH_AVX512_TANH 1
+#define ATTNBENCH_AVX512_LOOPS 1
 #else
-#define ATTNBENCH_AVX512_TANH 0
+#define ATTNBENCH_AVX512_LOOPS 0
 #endif
 
-#if ATTNBENCH_AVX512_TANH
+#if ATTNBENCH_AVX512_LOOPS
 namespace attnbench::fused::avx512 {
 
 // True when this CPU runs x86-64-v4 (AVX-512 F, BW, CD, DQ, VL).
 bool available();
 
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass);
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,

@@ -273,19 +273,22 @@ TEST_P(FusedRows, TanhDotRowsMatchDoubleAndReadNoRowPastN) {
   EXPECT_TRUE(near_reference("tanh_dot_rows", out, ref));
 }
 
-TEST_P(FusedRows, TanhDotRowsGiveTheSameScoresWhateverTheyPrefetchAlong) {
+TEST_P(FusedRows, TanhDotRowsGiveTheSameScoresWhateverTheyPrefetch) {
   // The next pass's range starts inside a cache line and holds NaN: were it read, or the
   // scores depend on it, the two calls would differ.
   const std::int64_t n = 13, width = GetParam();
   const std::vector<float> rows = random_floats(count(n * width), 8, -2.f, 2.f);
   const std::vector<float> x = random_floats(count(width), 9, -2.f, 2.f), v = random_floats(count(width), 10);
   const std::vector<float> next_pass(count(n * width + 7), std::nanf(""));
-  std::vector<float> alone(count(n), std::nanf("")), along(count(n), std::nanf(""));
+  std::vector<float> alone(count(n), std::nanf("")), along(count(n), std::nanf("")), none(count(n), std::nanf(""));
   fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, alone.data(), n);
   fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, along.data(), n,
                        {next_pass.data() + 3, static_cast<std::int64_t>(sizeof(float)) * n * width});
-  for (std::int64_t j = 0; j < n; ++j)
+  fused::tanh_dot_rows(rows.data(), x.data(), v.data(), n, width, none.data(), 0);  // nothing prefetched
+  for (std::int64_t j = 0; j < n; ++j) {
     EXPECT_EQ(std::bit_cast<std::uint32_t>(alone[count(j)]), std::bit_cast<std::uint32_t>(along[count(j)])) << j;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(alone[count(j)]), std::bit_cast<std::uint32_t>(none[count(j)])) << j;
+  }
 }
 
 TEST_P(FusedRows, AddTanhRowsEqualsFastTanhOfTheSumAndIsNearDouble) {

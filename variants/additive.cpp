@@ -87,14 +87,11 @@ class AdditiveScorer final : public Scorer {
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
-    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    if (bf16_keys_) {
-      fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L, next_pass);
-    } else if (use_tanh_) {
-      fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L, next_pass);
+    if (use_tanh_) {
+      fused_tanh_score_row(keys_.data(), bf16_keys_ ? keys_bf16_.data() : nullptr, query_.data(), v_.weight.data(),
+                           shape_, b, len, e_b, next_pass);
     } else {
+      const std::int64_t L = shape_.src_len;
       const float* key_scores = key_scores_.data() + b * L;
       const float query_score = query_scores_[static_cast<std::size_t>(b)];
       for (std::int64_t j = 0; j < len; ++j) e_b[j] = key_scores[j] + query_score;
@@ -269,6 +266,18 @@ std::unique_ptr<Scorer> make_tanh(ParamSource& source, const ScorerShape& shape)
 }
 
 }  // namespace
+
+void fused_tanh_score_row(const float* keys, const std::uint16_t* keys_bf16, const float* query, const float* v,
+                          const ScorerShape& shape, std::int64_t b, std::int64_t len, float* e_b,
+                          fused::PrefetchAlong next_pass) {
+  const std::int64_t L = shape.src_len, A = shape.attn_dim;
+  const double key_bytes = (keys_bf16 ? 2.0 : 4.0) * static_cast<double>(shape.batch * L * A);
+  const std::int64_t readable = fused::streams_from_dram(key_bytes) ? (shape.batch - b) * L : 0;
+  if (keys_bf16)
+    fused::tanh_dot_rows(keys_bf16 + b * L * A, query + b * A, v, len, A, e_b, readable, next_pass);
+  else
+    fused::tanh_dot_rows(keys + b * L * A, query + b * A, v, len, A, e_b, readable, next_pass);
+}
 
 void additive_hidden_forward(const float* keys, const float* query, std::int64_t B, std::int64_t L, std::int64_t A,
                              float* hidden) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/fused_prefetch.hpp"
 #include "core/matmul_op.hpp"
 #include "core/scorer.hpp"
 
@@ -23,6 +24,15 @@ StageCost additive_score_cost(const Problem& p, bool use_tanh);
 // context are computed once per sequence (FusedAttend::prepare), so the step is the score
 // and the copies of alpha (B, L) and c (B, E); oneDNN's is score + attend.
 StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost attend);
+
+// Writes e_b[j] = v . tanh(keys[b, j, :] + query[b, :]) for j < len, additive's and mlp's
+// fused score row, from keys_bf16 when it is not null, else from keys (both (B, L, A));
+// query is (B, A), v (A). While it scores, the keys of the examples after b are prefetched
+// when the keys stream from DRAM (fused::streams_from_dram of the keys as stored), and so is
+// next_pass (fused::tanh_dot_rows).
+void fused_tanh_score_row(const float* keys, const std::uint16_t* keys_bf16, const float* query, const float* v,
+                          const ScorerShape& shape, std::int64_t b, std::int64_t len, float* e_b,
+                          fused::PrefetchAlong next_pass);
 
 // The hidden tensor of a training step: hidden[b, j, :] = tanh(keys[b, j, :] + query[b, :])
 // for keys (B, L, A) and query (B, A), by the fused kernels' tanh (1.5e-7 of std::tanh)

@@ -61,13 +61,8 @@ class MlpScorer final : public Scorer {
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
-    const std::int64_t L = shape_.src_len, A = shape_.attn_dim;
-    if (bf16_keys_)
-      fused::tanh_dot_rows(keys_bf16_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L, next_pass);
-    else
-      fused::tanh_dot_rows(keys_.data() + b * L * A, query_.data() + b * A, v_.weight.data(), len, A, e_b,
-                           (shape_.batch - b) * L, next_pass);
+    fused_tanh_score_row(keys_.data(), bf16_keys_ ? keys_bf16_.data() : nullptr, query_.data(), v_.weight.data(),
+                         shape_, b, len, e_b, next_pass);
   }
 
   // The per-example rows: B L A tanh terms, as additive's.

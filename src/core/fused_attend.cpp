@@ -19,7 +19,7 @@ double fused_step_work(const ScorerShape& shape, double score_work) {
 
 bool streams_annotations(const ScorerShape& shape, DType dtype) {
   const double bytes_per_element = dtype == DType::bf16 ? 2.0 : 4.0;
-  return bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim) >= kStreamedContextBytes;
+  return fused::streams_from_dram(bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim));
 }
 
 FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,

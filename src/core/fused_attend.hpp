@@ -18,20 +18,11 @@ namespace attnbench {
 // B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
 inline constexpr double kParallelStepWork = 256 * 1024;
 
-// From this many bytes of annotations as the step stores them (B L E x 4, or x 2 in bf16),
-// taken to stream from DRAM, the step prefetches them: the bf16 context pass the rows it
-// sums next (fused::weighted_sum_rows_streamed), and the score pass of a scorer bound by its
-// tanh each example's rows for its context (Scorer::fused_score_row's next_pass). Measured
-// on 2 cores of an AMD EPYC (Zen 5), 2026-12-02, the step with each over without, alternately:
-// the bf16 context prefetch 0.44 to 0.95 at the paper's sizes (16 MB; dot, general, location,
-// additive, 1 and 2 threads), 1.02 to 1.13 at the mid size (1.6 MB, which stays in the
-// caches); the score pass's, additive and mlp at the paper's sizes (32 MB in f32), 0.82 to
-// 0.94 in f32 (1 and 2 threads), 0.89 and 0.91 in bf16 on 1 thread and 1.00 on 2 (6 to 8
-// times), at the mid size (3.3 MB in f32) 0.99 to 1.07.
-inline constexpr double kStreamedContextBytes = 8.0 * 1024 * 1024;
-
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),
-// take kStreamedContextBytes or more, so that the step prefetches them.
+// stream from DRAM (fused::streams_from_dram), so that the step prefetches them: the bf16
+// context pass the rows it sums next (fused::weighted_sum_rows_streamed), and the score pass
+// of a scorer bound by its tanh each example's rows for its context (Scorer::fused_score_row's
+// next_pass).
 bool streams_annotations(const ScorerShape& shape, DType dtype);
 
 // Splits the examples into `parts` contiguous ranges with about equal sums of lengths and
@@ -96,7 +87,7 @@ class FusedAttend {
   bool static_ready_ = false;                          // prepare() saw static alignment logits
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
   bool bf16_ = false;
-  bool streams_annotations_ = false;  // annotations of kStreamedContextBytes or more, as stored
+  bool streams_annotations_ = false;  // streams_annotations(): annotations prefetched
   const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
   std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };

@@ -23,10 +23,11 @@ void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t wi
 void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 
 // Writes out[j] = v . tanh(rows[j, :] + x) for j < n (the additive score), without
-// an (n, width) intermediate; x and v are (width). rows is (readable, width) with readable >= n:
-// the rows past the n scored (give the ones scored next, e.g. the following examples' keys)
-// may be prefetched while these are scored, and so may `next_pass` (the memory the caller
-// reads next, e.g. the example's annotations); neither is read and `out` does not depend on them.
+// an (n, width) intermediate; x and v are (width). rows is (max(n, readable), width): the
+// rows up to `readable` (give the ones scored next, e.g. the following examples' keys, when
+// they stream from DRAM; 0 when they stay in the caches: nothing is prefetched) may be
+// prefetched while these are scored, and so may `next_pass` (the memory the caller reads
+// next, e.g. the example's annotations); neither is read and `out` does not depend on them.
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass = {});
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,

@@ -14,7 +14,8 @@ roof bounds the stage; then, per scorer x size, what the most threads in the run
 1 thread for the impl of ours that is fastest there. A size is named by the `name` of the
 scenario row that planned it (RUN/meta.json's grid; scenarios/perf.csv names lesson, mid and
 paper), else by its (batch, src_len, enc_dim, dec_dim, attn_dim); named sizes come first, in
-the grid's order. A caption names the run, the machine and the date from RUN/meta.json.
+the grid's order. A caption names the run, the machine, the commit and the date from
+RUN/meta.json.
 Given several runs of the same points on the same machine, each figure of ours and of
 PyTorch is the row of the run with the median of that figure's medians (the lower of the two
 middle ones for an even count), so one slow run moves no figure; the caption names every run.
@@ -197,7 +198,8 @@ def blas(libraries) -> str:
 
 
 def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
-    """Where the numbers come from: the runs, and the machine, versions and date from the first RUN/meta.json."""
+    """Where the numbers come from: the runs, and the machine, versions, commit and date from the first
+    RUN/meta.json."""
     build = meta.get("build") or {}
     peer = meta.get("peer") or {}
     repetitions = {row["repetitions"] for by_impl in cells.values() for row in by_impl.values()}
@@ -207,6 +209,7 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
     machine = [cpu, f"{build['cores']} cores" if build.get("cores") else None,
                build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
                peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
+               build.get("git_commit") and f"commit {str(build['git_commit'])[:7]}",
                meta.get("start_utc") and str(meta["start_utc"])[:10]]
     text = ("Run " if len(runs) == 1 else f"{len(runs)} runs, ") + ", ".join(f"`{os.path.normpath(run)}`"
                                                                           for run in runs)

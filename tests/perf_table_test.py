@@ -184,7 +184,8 @@ def test_several_runs_take_each_figure_from_the_run_with_its_median(binary, tmp_
 
 
 ZEN4 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 25 model 17 stepping 1"))
-ZEN5 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 26 model 2 stepping 0"))
+ZEN5 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 26 model 2 stepping 0",
+                             git_commit="0123abcdef"))
 
 
 def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_path):
@@ -199,6 +200,7 @@ def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_pat
     z4, z5_name = "AMD EPYC family 25 model 17", "AMD EPYC family 26 model 2"
     assert lines[2].startswith(f"{z4}: 2 runs, `{os.path.normpath(z4_fast)}`, `{os.path.normpath(z4_slow)}` "), lines[2]
     assert "on AMD EPYC (AuthenticAMD family 25 model 17 stepping 1), 2 cores" in lines[2], lines[2]
+    assert ", commit 0123abc, 2026-12-01." in lines[4], lines[4]  # the commit each machine measured
     assert lines[4].startswith(f"{z5_name}: Run `{os.path.normpath(z5)}` "), lines[4]
     per = ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")
     header = "| scorer | size | threads | " + " | ".join(f"{m}: {w}" for m in (z4, z5_name) for w in per) + " |"

@@ -209,7 +209,8 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
     machine = [cpu, f"{build['cores']} cores" if build.get("cores") else None,
                build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
                peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
-               build.get("git_commit") and f"commit {str(build['git_commit'])[:7]}",
+               build.get("git_commit") and "commit " + str(build["git_commit"])[:7]
+               + ("+dirty" if str(build["git_commit"]).endswith("+dirty") else ""),
                meta.get("start_utc") and str(meta["start_utc"])[:10]]
     text = ("Run " if len(runs) == 1 else f"{len(runs)} runs, ") + ", ".join(f"`{os.path.normpath(run)}`"
                                                                           for run in runs)

@@ -185,7 +185,7 @@ def test_several_runs_take_each_figure_from_the_run_with_its_median(binary, tmp_
 
 ZEN4 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 25 model 17 stepping 1"))
 ZEN5 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="AuthenticAMD family 26 model 2 stepping 0",
-                             git_commit="0123abcdef"))
+                             git_commit="0123abcdef+dirty"))
 
 
 def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_path):
@@ -200,7 +200,7 @@ def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_pat
     z4, z5_name = "AMD EPYC family 25 model 17", "AMD EPYC family 26 model 2"
     assert lines[2].startswith(f"{z4}: 2 runs, `{os.path.normpath(z4_fast)}`, `{os.path.normpath(z4_slow)}` "), lines[2]
     assert "on AMD EPYC (AuthenticAMD family 25 model 17 stepping 1), 2 cores" in lines[2], lines[2]
-    assert ", commit 0123abc, 2026-12-01." in lines[4], lines[4]  # the commit each machine measured
+    assert ", commit 0123abc+dirty, 2026-12-01." in lines[4], lines[4]  # the commit each machine measured
     assert lines[4].startswith(f"{z5_name}: Run `{os.path.normpath(z5)}` "), lines[4]
     per = ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")
     header = "| scorer | size | threads | " + " | ".join(f"{m}: {w}" for m in (z4, z5_name) for w in per) + " |"
@@ -236,3 +236,18 @@ def test_machines_named_alike_are_refused_with_the_way_out(binary, tmp_path):
                                             ("{run}=", "--label: '{run}=' is not RUN=NAME")])
 def test_bad_label_is_refused(run, label, message):
     perf_table(run, "--label", label.format(run=run)).one_error_line([re.escape(message.format(run=run))])
+
+
+def test_the_readme_table_is_what_its_committed_runs_make():
+    """README.md's table between the perf-table markers is, byte for byte, what the command the
+    README gives for it makes of the committed run folders it names (nothing edited by hand)."""
+    import shlex
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    blocks = re.findall(r"```sh\n(scripts/perf_table\.py results/perf/.*?)```", readme, re.S)
+    assert len(blocks) == 1, f"expected one ```sh block running scripts/perf_table.py on results/perf runs: {blocks}"
+    args = shlex.split(blocks[0].replace("\\\n", " "))[1:]
+    assert args[-2:] == ["--readme", "README.md"], args
+    r = execute([sys.executable, SCRIPT, *args[:-2]], "scripts/perf_table.py", cwd=ROOT).ok()
+    begin, end = readme.index("<!-- perf-table:begin -->\n"), readme.index("<!-- perf-table:end -->")
+    assert readme[begin + len("<!-- perf-table:begin -->\n"):end] == r.stdout, "README's table differs from its runs'"

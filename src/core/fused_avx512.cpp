@@ -84,10 +84,9 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
 }
 
 // Writes out[j] = the sum over k of term(row j, k, lanes) for j < n, rows (n, width): one row
-// after the other, each in blocks of 64 elements on four accumulators (so that four
-// independent chains are in flight, the fourth vector of a block being the first's
-// neighbour), then its tail on the first (`lanes` has the remaining ones; term must give 0
-// in the others). term(acc, row, k, lanes) returns acc plus the 16 elements from row + k.
+// after the other, each in blocks of 64 elements on four accumulators (four independent
+// chains in flight), then its tail on the first (`lanes` has the remaining ones; term must
+// give 0 in the others). term(acc, row, k, lanes) returns acc plus the 16 elements from row + k.
 // Before each block: ahead.request() of the block's bytes and one along.step() (a tail is a
 // block), so `along` must have been made with n * ceil(width / 64) steps.
 template <class Row, class Term>

@@ -12,10 +12,10 @@ namespace attnbench {
 
 // Below this much work per step (multiply-add equivalents, fused_step_work) one thread
 // does all examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on
-// the 2-core AMD EPYC dev machine: 2 threads pay from ~250K multiply-adds for the
-// memory-bound dot, general and additive_linear, and from ~40K raw multiply-adds for
-// additive, whose tanh terms weigh fused::tanh_term_macs() each (with fast_tanh's 10:
-// B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
+// a 2-core AMD EPYC VM (2026-11-30, family not recorded): 2 threads pay from ~250K
+// multiply-adds for the memory-bound dot, general and additive_linear, and from ~40K raw
+// multiply-adds for additive, whose tanh terms weigh fused::tanh_term_macs() each (with
+// fast_tanh's 10: B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
 inline constexpr double kParallelStepWork = 256 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),

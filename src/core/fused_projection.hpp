@@ -11,8 +11,9 @@
 namespace attnbench {
 
 // Below this many multiply-adds (rows * in * out) a plain loop beats a oneDNN call,
-// whose fixed cost is about 0.3 us (measured break-even on the 2-core AMD EPYC dev machine, 1 and 2 threads:
-// the loop is 3.6x faster at the lesson's 1280, even at 8192, 2x slower at 64K).
+// whose fixed cost is about 0.3 us (measured break-even on a 2-core AMD EPYC VM, 2026-11-30,
+// family not recorded, 1 and 2 threads: the loop is 3.6x faster at the lesson's 1280, even
+// at 8192, 2x slower at 64K).
 inline constexpr std::int64_t kSmallProjectionMacs = 8 * 1024;
 
 // y (rows, out) = scale * x (rows, in) W^T for W = params.weight (out, in), bias-free:

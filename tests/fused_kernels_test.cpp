@@ -38,7 +38,7 @@ std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 // Bounds the fused tanh keeps for every float (measured on all 2^32 bit patterns), all
 // within the 2e-7 absolute the fused path promises. In a score v . tanh(z) over A terms
 // that adds at most 2e-7 * sum |v_a|, far inside the 1e-5 relative tolerance of the scorer
-// checks. On AVX-512 CPUs the table tanh (fused_tanh_avx512): 5.86e-8 absolute at
+// checks. On AVX-512 CPUs the table tanh (fused_avx512's tanh16): 5.86e-8 absolute at
 // x = 3.9999, 1.143e-7 relative at x = 0.1364. Elsewhere fast_tanh, with FMA (the AVX2
 // clone): 1.49e-7 absolute at x = 4.505, 1.78e-7 relative at x = 0.174, 2.5 ulp of values
 // near 1; without FMA (the baseline clone) the division's Newton residual n - d q is

@@ -120,8 +120,9 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void sum_rows(const Row* rows, st
 constexpr std::int64_t blocks_of(std::int64_t n, std::int64_t width) { return n * ((width + 63) / 64); }
 
 // out[j] = rows[j, :] . x, nothing prefetched: measured on a 2-core AMD EPYC (Zen 4),
-// against four rows interleaved, 0.64 to 0.97 of the step for general and dot at the mid
-// and the paper's sizes on 1 and 2 threads.
+// against four rows interleaved, at the paper's sizes on 1 / 2 threads the step of dot
+// 0.87 / 0.96 (bf16 0.79 / 0.80) and general 0.86 / 0.98 (bf16 0.61 / 0.57) of the time
+// before (README, "Fused algorithms"); with a prefetch 1.03 to 1.16 times slower.
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows, const float* x, std::int64_t n,
                                                                 std::int64_t width, float* out) {
@@ -134,9 +135,10 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows,
 
 // out[j] = v . tanh(rows[j, :] + x); the lanes past the row's end add tanh(0) * 0. The loop
 // is bound by the tanh, and the hardware prefetcher alone left it waiting on DRAM at the
-// paper's sizes (B80 L50 A1000: keys of 16 MB), so it prefetches its stream within the
-// `readable` rows (StreamPrefetch), and `next_pass` spread over the blocks (SpreadPrefetch),
-// whose memory traffic then overlaps the tanh.
+// paper's sizes (B80 L50 A1000: keys of 16 MB; measured on 2-core AMD EPYC VMs, Zen 5 and
+// Zen 4), so it prefetches its stream within the `readable` rows (StreamPrefetch), and
+// `next_pass` spread over the blocks (SpreadPrefetch), whose memory traffic then overlaps
+// the tanh.
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
                                                                      std::int64_t n, std::int64_t width, float* out,

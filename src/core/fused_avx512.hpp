@@ -1,7 +1,8 @@
 // The fused kernels' row loops on CPUs with AVX-512 (x86-64-v4), written with intrinsics.
 // Each goes through its rows one at a time, four accumulators along the row, so that the
 // rows are read as one sequential stream: on a 2-core AMD EPYC (Zen 4) reading four rows
-// interleaved left DRAM at 15 GB/s where one stream reached 22 to 25 (fused_avx512.cpp).
+// interleaved left DRAM at 13 to 16 GB/s where one stream reached 22 to 25 (a scratch
+// program over 16 MB of rows, 1 thread; README, "Fused algorithms").
 // The tanh is neither an exp nor a division: |x| (clamped below kTanhClamp) rounded to the
 // nearest multiple of kTanhWidth picks one of kTanhIntervals intervals, each lane takes its
 // interval's coefficients from two registers (vpermt2ps) and kTanhDegree FMAs evaluate the

@@ -2,8 +2,9 @@
 // Each is compiled for AVX-512, for AVX2 + FMA and for baseline x86-64; the loader
 // picks the best one the CPU runs (GCC target_clones). dot_rows and the tanh loops are the
 // exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one stream; a table
-// tanh, about 2x faster than fast_tanh), elsewhere these clones (the tanh ones with fast_tanh). All pointers are row-major f32 and must not
-// overlap an output. Example: dot_rows(keys, q, len, A, e) scores one example.
+// tanh with neither exp nor division), elsewhere these clones (the tanh ones with
+// fast_tanh). All pointers are row-major, f32 or the bf16 rows below, and must not overlap
+// an output. Example: dot_rows(keys, q, len, A, e) scores one example.
 #pragma once
 
 #include <cstdint>

@@ -11,20 +11,21 @@ namespace attnbench::fused {
 // From this many bytes a pass's rows (as stored: f32 or bf16) are taken to stream from DRAM,
 // and the loops prefetch them; below, they stay in the caches between steps, where the
 // prefetches only cost. Measured on 2 cores of an AMD EPYC (Zen 5), 2026-12-02, the step with
-// each prefetch over without, alternately: the bf16 context's 0.44 to 0.95 at the paper's
-// sizes (16 MB; dot, general, location, additive, 1 and 2 threads), 1.02 to 1.13 at the mid
-// size (1.6 MB); the score pass's of the annotations, additive and mlp at the paper's sizes
-// (32 MB in f32), 0.82 to 0.94 in f32 (1 and 2 threads), 0.89 and 0.91 in bf16 on 1 thread
-// and 1.00 on 2 (6 to 8 times), at the mid size (3.3 MB in f32) 0.99 to 1.07. On a Zen 4,
-// 2026-12-03, the tanh loop's prefetch of its keys at the mid size (L 100: 3.3 MB) 1.05 to
-// 1.10 of the time without, 1 thread, alternately four times.
+// each prefetch over without, alternately: the bf16 context's 0.56 to 0.95 (paired medians) at
+// the paper's sizes (16 MB; dot, general, location, additive, 1 and 2 threads), 1.02 to 1.13
+// at the mid size (1.6 MB); the score pass's of the annotations, additive and mlp at the
+// paper's sizes (32 MB in f32), 0.82 to 0.94 in f32 (1 and 2 threads), 0.89 and 0.91 in bf16
+// on 1 thread and 1.00 on 2 (6 to 8 times), at the mid size (3.3 MB in f32) 0.99 to 1.07. On a
+// Zen 4, 2026-12-03, the tanh loop's prefetch of its keys at the mid size (L 100: 3.3 MB) 1.05
+// to 1.10 of the time without, 1 thread, alternately four times.
 inline constexpr double kStreamedBytes = 8.0 * 1024 * 1024;
 
 // True when rows of `bytes` in all take kStreamedBytes or more.
 inline bool streams_from_dram(double bytes) { return bytes >= kStreamedBytes; }
 
 // What a loop over blocks of 4 rows prefetches: while it works on rows j..j+3 of `rows`
-// (`readable` rows of row_bytes each), the block whole blocks of 4 and at least 16 KiB ahead.
+// (`readable` rows of row_bytes each), the block about 16 KiB ahead: 16 KiB / row_bytes rows
+// (rounded down), rounded up to whole blocks of 4, at least 4 rows.
 // Measured on a 2-core AMD EPYC (Zen 5) at the paper's sizes: 4 or 8 rows of 4 KB ahead
 // alike, 2 slower. Example: BlockPrefetch ahead(rows, width * 4, readable); ahead.of(j).
 class BlockPrefetch {

@@ -11,12 +11,14 @@
 namespace attnbench {
 
 // Below this much work per step (multiply-add equivalents, fused_step_work) one thread
-// does all examples: OpenMP's fork/join (~2 us) would cost more than it saves. Measured on
-// a 2-core AMD EPYC VM (2026-11-30, family not recorded): 2 threads pay from ~250K
-// multiply-adds for the memory-bound dot, general and additive_linear, and from ~40K raw
-// multiply-adds for additive, whose tanh terms weigh fused::tanh_term_macs() each (with
-// fast_tanh's 10: B L A tanh terms + B L E context = 11/2 x 46K = 256K at A = E).
-inline constexpr double kParallelStepWork = 256 * 1024;
+// does all examples: OpenMP's fork/join (~2-3 us) would cost more than it saves. Measured on
+// a 2-core AMD EPYC VM (Zen 4, family 25 model 17, 2026-12-03), 2 threads, each step forced
+// serial and parallel, 3 alternations at B 6-32 L20 E=D=A=64 and B 2-12 L10 E=D=A=256: the
+// parallel step starts to win between ~26K and ~64K for every scorer, by too little to
+// stand out of the noise below ~96K. Against the former 256K, alternately four times, steps of
+// 102K-205K (additive, mlp B32 L20 E=D=A=64 and B8, B16 L10 E=D=A=256; dot, scaled_dot and
+// general B64 L20 E=D=A=64) took 0.52x-0.75x as long (paired medians).
+inline constexpr double kParallelStepWork = 96 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),
 // stream from DRAM (fused::streams_from_dram), so that the step prefetches them: the bf16

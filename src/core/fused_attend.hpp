@@ -15,9 +15,10 @@ namespace attnbench {
 // a 2-core AMD EPYC VM (Zen 4, family 25 model 17, 2026-12-03), 2 threads, each step forced
 // serial and parallel, 3 alternations at B 6-32 L20 E=D=A=64 and B 2-12 L10 E=D=A=256: the
 // parallel step starts to win between ~26K and ~64K for every scorer, by too little to
-// stand out of the noise below ~96K. Against the former 256K, alternately four times, steps of
-// 102K-205K (additive, mlp B32 L20 E=D=A=64 and B8, B16 L10 E=D=A=256; dot, scaled_dot and
-// general B64 L20 E=D=A=64) took 0.52x-0.75x as long (paired medians).
+// stand out of the noise below ~96K. Against the former 256K, alternately four times, the
+// steps whose decision changed (102,400-204,800: additive, mlp B16, B32 L20 E=D=A=64 and
+// B8, B16 L10 E=D=A=256; dot, scaled_dot, general B64 L20 E=D=A=64) took 0.52x-0.86x as
+// long (paired medians), the others 0.80x-1.16x.
 inline constexpr double kParallelStepWork = 96 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),

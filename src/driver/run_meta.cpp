@@ -122,9 +122,14 @@ std::string sha256_of_file(const std::filesystem::path& path) {
 
 std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json& here) {
   const nlohmann::json& then = resumed.contains("build") ? resumed["build"] : resumed;
+  // A field that is missing or not a string reads as "?" (a damaged meta.json is a mismatch).
+  const auto text = [](const nlohmann::json& meta, const char* field) {
+    return meta.is_object() && meta.contains(field) && meta[field].is_string() ? meta[field].get<std::string>()
+                                                                                 : std::string("?");
+  };
   std::string why;
   for (const char* field : {"host", "onednn_version", "git_commit"}) {
-    const std::string a = then.value(field, std::string("?")), b = here.value(field, std::string("?"));
+    const std::string a = text(then, field), b = text(here, field);
     if (a != b) why += (why.empty() ? "" : "; ") + std::string(field) + " was " + a + ", now " + b;
   }
   return why;

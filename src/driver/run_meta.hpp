@@ -21,7 +21,8 @@ std::vector<std::string> timing_warnings(const nlohmann::json& machine);
 std::string sha256_of_file(const std::filesystem::path& path);
 
 // Why `resumed` (a run's meta.json) may not be continued on this build and machine:
-// host, oneDNN version or git commit differ. Empty when it may.
+// host, oneDNN version or git commit differ (read from its "build", else from its top level;
+// a field missing or not a string reads as "?"). Empty when it may.
 std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json& here);
 
 // The current UTC time as ISO 8601, e.g. "2026-11-30T03:04:05Z".

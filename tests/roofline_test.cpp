@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/matmul_op.hpp"
 #include "driver/roofline_measure.hpp"
@@ -25,8 +28,8 @@ namespace fs = std::filesystem;
 // 100 GFLOP/s and 10 GB/s at 1 thread: the ridge point is at 10 flop/byte.
 Roofline hand_made() {
   Roofline r;
-  r.by_threads[1] = Peak{100.0, 10.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-  r.by_threads[2] = Peak{200.0, 16.0, 400.0, std::nullopt, std::nullopt, std::nullopt};
+  r.by_threads[1] = Peak{100.0, 10.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  r.by_threads[2] = Peak{200.0, 16.0, 400.0, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   return r;
 }
 
@@ -138,11 +141,59 @@ TEST(RooflineLevels, PercentAndBoundUseTheLevelsRoof) {
   EXPECT_DOUBLE_EQ(r.percent(1, DType::f32, in_l3, 16e6 / 25.0), 50.0);
 }
 
+TEST(RooflineLevels, TheMeasuredL3FitOverridesTheL3Size) {
+  // A guest whose sysfs names its host's 480 MiB L3, of which 120 MiB read as L3 on 1 thread.
+  Roofline r = with_levels();
+  const double MiB = 1 << 20;
+  r.l3_bytes = 480 * MiB;
+  r.by_threads[1].l3_fit_bytes = 120 * MiB;
+  EXPECT_EQ(r.memory_level(1, 120 * MiB), "L3");
+  EXPECT_EQ(r.memory_level(1, 121 * MiB), "DRAM");
+  EXPECT_EQ(*r.memory_gbps(1, 121 * MiB), 20.0);
+  EXPECT_EQ(r.memory_level(2, 400 * MiB), "L3");  // no fit measured at 2 threads: the L3's size
+}
+
+// A read-only bandwidth curve (bytes -> GB/s) that records the sizes asked for.
+struct Curve {
+  std::vector<std::pair<double, double>> steps;  // (up to bytes, GB/s), ascending
+  std::vector<double> asked;
+  double operator()(double bytes) {
+    asked.push_back(bytes);
+    for (const auto& [limit, gbps] : steps)
+      if (bytes <= limit) return gbps;
+    return steps.back().second;
+  }
+};
+
+TEST(RooflineMeasure, L3RoofIsTheLargestHalvingThatReadsFasterThanDram) {
+  const double MiB = 1 << 20;
+  // The Xeon guest of 2026-12-04 on 1 thread: sysfs L3 480 MiB, L2 2 MiB; 64 MiB read at
+  // 29 GB/s, 128 MiB at 19.1, 256 MiB at DRAM's 15.6 (read_gbps 16.7).
+  Curve xeon{{{2 * MiB, 168.0}, {64 * MiB, 29.0}, {128 * MiB, 19.1}, {1e12, 15.6}}, {}};
+  const std::optional<CacheRoof> roof = measure_l3_roof(480 * MiB, 2 * MiB, 16.7, std::ref(xeon));
+  ASSERT_TRUE(roof.has_value());
+  EXPECT_EQ(roof->gbps, 29.0);
+  EXPECT_EQ(roof->fit_bytes, 120 * MiB);
+  EXPECT_EQ(xeon.asked, (std::vector<double>{240 * MiB, 120 * MiB, 60 * MiB}));
+  // The Zen 4 on 1 thread: half of its 32 MiB L3 reads at 62.6 GB/s, DRAM at 25.6.
+  Curve zen4{{{1 * MiB, 113.8}, {32 * MiB, 62.6}, {1e12, 25.6}}, {}};
+  const std::optional<CacheRoof> whole = measure_l3_roof(32 * MiB, 1 * MiB, 25.6, std::ref(zen4));
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(whole->gbps, 62.6);
+  EXPECT_EQ(whole->fit_bytes, 32 * MiB);
+  EXPECT_EQ(zen4.asked, (std::vector<double>{16 * MiB}));
+  // No part of the L3 reads 1.5x faster than DRAM: halving stops at 2x the threads' L2.
+  Curve flat{{{1e12, 20.0}}, {}};
+  EXPECT_FALSE(measure_l3_roof(64 * MiB, 4 * MiB, 16.0, std::ref(flat)).has_value());
+  EXPECT_EQ(flat.asked, (std::vector<double>{32 * MiB, 16 * MiB, 8 * MiB}));
+}
+
 using LoadRoofline = TempDir;
 
 TEST_F(LoadRoofline, ReadsTheReadOnlyFiguresAndCacheSizes) {
   const fs::path file = write("machine.json", R"({
-    "threads": {"1": {"f32_gflops": 80, "gbps": 20, "read_gbps": 25.5, "l2_gbps": 150.25, "l3_gbps": 60},
+    "threads": {"1": {"f32_gflops": 80, "gbps": 20, "read_gbps": 25.5, "l2_gbps": 150.25, "l3_gbps": 60,
+                      "l3_fit_bytes": 16777216},
                 "2": {"f32_gflops": 150, "gbps": 30, "read_gbps": null, "l2_gbps": null, "l3_gbps": null}},
     "caches": {"l2_bytes": 1048576, "l3_bytes": 33554432}})");
   const std::optional<Roofline> r = load_roofline(file);
@@ -152,6 +203,8 @@ TEST_F(LoadRoofline, ReadsTheReadOnlyFiguresAndCacheSizes) {
   EXPECT_EQ(*r->by_threads.at(1).read_gbps, 25.5);
   EXPECT_EQ(*r->by_threads.at(1).l2_gbps, 150.25);
   EXPECT_EQ(*r->by_threads.at(1).l3_gbps, 60.0);
+  EXPECT_EQ(*r->by_threads.at(1).l3_fit_bytes, 16777216.0);
+  EXPECT_FALSE(r->by_threads.at(2).l3_fit_bytes.has_value());
   EXPECT_FALSE(r->by_threads.at(2).read_gbps.has_value());
   EXPECT_EQ(r->memory_level(1, 1e6), "L2");
   EXPECT_EQ(r->memory_level(2, 1e6), "triad");
@@ -312,9 +365,13 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
     EXPECT_TRUE(positive_finite(*p.read_gbps));
     EXPECT_EQ(loaded.read_gbps, p.read_gbps);
     EXPECT_EQ(loaded.l2_gbps.has_value(), cache_bytes(2) > 0);
-    EXPECT_EQ(loaded.l3_gbps.has_value(), cache_bytes(3) > 0);
+    if (cache_bytes(3) == 0) {
+      EXPECT_FALSE(loaded.l3_gbps.has_value());
+    }
+    EXPECT_EQ(loaded.l3_gbps.has_value(), p.l3_fit_bytes.has_value());
     EXPECT_EQ(loaded.l2_gbps, p.l2_gbps);
     EXPECT_EQ(loaded.l3_gbps, p.l3_gbps);
+    EXPECT_EQ(loaded.l3_fit_bytes, p.l3_fit_bytes);
     ASSERT_EQ(loaded.bf16_gflops.has_value(), p.bf16.has_value());
     if (p.bf16) {
       EXPECT_TRUE(positive_finite(p.bf16->gflops));
@@ -332,16 +389,18 @@ std::string fixed(double value, int decimals) {
 }
 
 TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
-  ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1, 27.04, 151.2, 60.55};
-  ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1, std::nullopt, std::nullopt, std::nullopt};
+  ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1, 27.04, 151.2, 60.55,
+                  120.0 * (1 << 20)};
+  ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1, std::nullopt,
+                  std::nullopt, std::nullopt, std::nullopt};
   const std::string table = roofline_table({one, two});
   std::vector<std::string> lines;
   for (std::size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1)
     lines.push_back(table.substr(start, end - start));
   ASSERT_EQ(lines.size(), 3u) << table;
   EXPECT_EQ(lines[1].rfind("1 ", 0), 0u) << lines[1];
-  const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", "27.0", "151.2", "60.5",
-                                          fixed(111.54 / 22.31, 2)};
+  const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", "27.0", "151.2",
+                                          "60.5 (120 MiB)", fixed(111.54 / 22.31, 2)};
   for (const std::string& cell : first)
     EXPECT_NE(lines[1].find(cell), std::string::npos) << cell << " in " << lines[1];
   EXPECT_EQ(lines[2].rfind("2 ", 0), 0u) << lines[2];

@@ -21,7 +21,8 @@ std::string Roofline::memory_level(int threads, double working_set) const {
   if (found == by_threads.end()) return "";
   const Peak& peak = found->second;
   if (peak.l2_gbps && l2_bytes > 0 && working_set <= threads * l2_bytes) return "L2";
-  if (peak.l3_gbps && l3_bytes > 0 && working_set <= l3_bytes) return "L3";
+  const double l3_fit = peak.l3_fit_bytes.value_or(l3_bytes);
+  if (peak.l3_gbps && l3_fit > 0 && working_set <= l3_fit) return "L3";
   return peak.read_gbps ? "DRAM" : "triad";
 }
 
@@ -85,6 +86,7 @@ std::optional<Roofline> load_roofline(const std::filesystem::path& machine_json)
       peak.read_gbps = optional_number("read_gbps");
       peak.l2_gbps = optional_number("l2_gbps");
       peak.l3_gbps = optional_number("l3_gbps");
+      peak.l3_fit_bytes = optional_number("l3_fit_bytes");
       roofline.by_threads[std::stoi(item.key())] = peak;
     }
     for (const char* key : {"cpu_model", "cpu_id", "cores"})

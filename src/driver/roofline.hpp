@@ -11,7 +11,10 @@
 //                                        (3 x 4 bytes per element, arrays >> last-level cache)
 //             "read_gbps": 30.0,         median GB/s of a read-only sum over arrays >> last-level cache
 //             "l2_gbps": 150.0,          the same over half of each thread's L2
-//             "l3_gbps": 60.0},          the same over half of the L3; each null when not measured
+//             "l3_gbps": 60.0,           the same over the largest half, quarter, ... of the L3 that
+//                                        reads >= 1.5x faster than DRAM (measure_l3_roof)
+//             "l3_fit_bytes": 33554432}, twice that array: the working sets that read at l3_gbps;
+//                                        each null when not measured
 //       "2": {...}
 //     },
 //     "caches": {"l2_bytes": 1048576,    one core's L2 and the (shared) L3, 0 when unknown
@@ -44,6 +47,7 @@ struct Peak {
   std::optional<double> read_gbps;    // read-only from DRAM; unset when not measured
   std::optional<double> l2_gbps;      // read-only from L2
   std::optional<double> l3_gbps;      // read-only from L3
+  std::optional<double> l3_fit_bytes;  // the working sets that read at l3_gbps; unset: the whole L3
 
   // The compute roof for `dtype`; unset for bf16 when bf16_gflops is.
   std::optional<double> compute_gflops(DType dtype) const {
@@ -60,7 +64,7 @@ struct Roofline {
 
   // The memory roof (GB/s) for a stage whose compulsory bytes are `working_set` at `threads`,
   // repeated as the benchmarks repeat it: L2's when it fits in threads x l2_bytes, else L3's
-  // when it fits in l3_bytes, else the DRAM read-only figure, else the triad (each level
+  // when it fits in that thread count's l3_fit_bytes (else l3_bytes), else the DRAM read-only figure, else the triad (each level
   // only when measured). Unset when `threads` was not measured.
   std::optional<double> memory_gbps(int threads, double working_set) const;
   // "L2", "L3", "DRAM" (read-only) or "triad": the level memory_gbps takes; empty when unmeasured.

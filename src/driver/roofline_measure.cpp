@@ -231,6 +231,14 @@ double measure_read_gbps(int threads, std::size_t elements, int repetitions, dou
   return sizeof(float) * static_cast<double>(elements) * static_cast<double>(passes) / ns;
 }
 
+std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
+                                         const std::function<double(double bytes)>& read_gbps_at) {
+  const double smallest = std::max(2 * l2_bytes_all_threads, 64.0 * 1024);
+  for (double half = l3_bytes / 2; half >= smallest; half /= 2)
+    if (const double gbps = read_gbps_at(half); gbps >= kCacheOverDram * dram_gbps) return CacheRoof{gbps, 2 * half};
+  return std::nullopt;
+}
+
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
   ThreadPeaks peaks;
   peaks.threads = threads;
@@ -247,8 +255,16 @@ ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
   peaks.read_gbps = measure_read_gbps(threads, peaks.stream_elements, settings.repetitions, settings.seconds);
   if (const std::size_t l2 = cache_bytes(2))
     peaks.l2_gbps = measure_read_gbps(threads, threads * l2 / 2 / sizeof(float), settings.repetitions, settings.seconds);
+  const auto read_gbps_at = [&](double bytes) {
+    return measure_read_gbps(threads, static_cast<std::size_t>(bytes) / sizeof(float), settings.repetitions,
+                             settings.seconds);
+  };
   if (const std::size_t l3 = cache_bytes(3))
-    peaks.l3_gbps = measure_read_gbps(threads, l3 / 2 / sizeof(float), settings.repetitions, settings.seconds);
+    if (const auto roof = measure_l3_roof(static_cast<double>(l3), static_cast<double>(threads * cache_bytes(2)),
+                                          *peaks.read_gbps, read_gbps_at)) {
+      peaks.l3_gbps = roof->gbps;
+      peaks.l3_fit_bytes = roof->fit_bytes;
+    }
   return peaks;
 }
 
@@ -267,7 +283,8 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
                                                  {"gbps", p.gbps},
                                                  {"read_gbps", optional(p.read_gbps)},
                                                  {"l2_gbps", optional(p.l2_gbps)},
-                                                 {"l3_gbps", optional(p.l3_gbps)}};
+                                                 {"l3_gbps", optional(p.l3_gbps)},
+                                                 {"l3_fit_bytes", optional(p.l3_fit_bytes)}};
     if (impl["f32"].is_null()) impl["f32"] = p.f32.impl;
     if (p.bf16 && impl["bf16"].is_null()) impl["bf16"] = p.bf16->impl;
     if (!p.bf16 && bf16_reason.is_null()) bf16_reason = p.bf16_reason;
@@ -293,16 +310,18 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
 
 std::string roofline_table(const std::vector<ThreadPeaks>& peaks) {
   std::ostringstream out;
-  char line[160];
-  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %12s %10s %10s %14s\n", "threads", "f32 GFLOP/s",
-                "bf16 GFLOP/s", "triad GB/s", "read GB/s", "L3 GB/s", "L2 GB/s", "ridge flop/B");
+  char line[192];
+  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %12s %18s %10s %14s\n", "threads", "f32 GFLOP/s",
+                "bf16 GFLOP/s", "triad GB/s", "read GB/s", "L3 GB/s (fit)", "L2 GB/s", "ridge flop/B");
   out << line;
   const auto optional = [](const std::optional<double>& v) { return v ? fixed(*v, 1) : std::string("n/a"); };
   for (const ThreadPeaks& p : peaks) {
     const std::string f32 = fixed(p.f32.gflops, 1) + " (n=" + std::to_string(p.f32.size) + ")";
     const std::string bf16 = p.bf16 ? fixed(p.bf16->gflops, 1) + " (n=" + std::to_string(p.bf16->size) + ")" : "n/a";
-    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %12s %10s %10s %14s\n", p.threads, f32.c_str(),
-                  bf16.c_str(), fixed(p.gbps, 1).c_str(), optional(p.read_gbps).c_str(), optional(p.l3_gbps).c_str(),
+    const std::string l3 = optional(p.l3_gbps) +
+                           (p.l3_fit_bytes ? " (" + fixed(*p.l3_fit_bytes / (1 << 20), 0) + " MiB)" : std::string());
+    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %12s %18s %10s %14s\n", p.threads, f32.c_str(),
+                  bf16.c_str(), fixed(p.gbps, 1).c_str(), optional(p.read_gbps).c_str(), l3.c_str(),
                   optional(p.l2_gbps).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str());
     out << line;
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,8 +39,29 @@ struct ThreadPeaks {
   std::size_t stream_elements = 0;
   std::optional<double> read_gbps;  // read-only sums: over stream_elements floats (DRAM),
   std::optional<double> l2_gbps;    // half of each thread's L2,
-  std::optional<double> l3_gbps;    // half of the L3; unset when that cache's size is unknown
+  std::optional<double> l3_gbps;    // the L3 as measure_l3_roof finds it; unset when that cache's
+                                    // size is unknown or no part of it reads faster than DRAM
+  std::optional<double> l3_fit_bytes;  // the bytes that read at l3_gbps (CacheRoof::fit_bytes)
 };
+
+// A cache level's read-only roof: its GB/s and the working set that reads at that rate.
+struct CacheRoof {
+  double gbps = 0;
+  double fit_bytes = 0;  // twice the array measured: each level is measured over half its size
+};
+
+// How much faster than DRAM (read-only) a level must read to count as a cache: between
+// the Zen 4's L3 at 2.4x its DRAM and a Xeon guest's L3 at 1.7x, above the 1.14x of that
+// guest's 128 MiB array, which reads half from DRAM.
+inline constexpr double kCacheOverDram = 1.5;
+
+// The L3's roof as measured: read-only sums (`read_gbps_at(bytes)`) over half of `l3_bytes`,
+// then a quarter, an eighth, ... while the array is at least 2 x `l2_bytes_all_threads`; the
+// first that reads at >= kCacheOverDram x `dram_gbps` is the L3's. A VM's sysfs can name its
+// host's whole L3 (480 MiB on a 2-core Xeon guest, which read 64 MiB at 29 GB/s, 256 MiB at
+// DRAM's 16): halving finds the part that acts as this machine's L3. nullopt when none does.
+std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
+                                         const std::function<double(double bytes)>& read_gbps_at);
 
 // A cache level's size in bytes as sysfs gives it for cpu0 (level 2: one core's L2;
 // level 3: the L3), 0 when unknown.

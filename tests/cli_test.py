@@ -364,6 +364,11 @@ ERRORS = [
 ]
 
 
+def test_bad_fused_loops_setting_is_one_error_line(attnbench):
+    attnbench.run("list", env={"ATTNBENCH_FUSED_LOOPS": "avx2"}).one_error_line(
+        [r"ATTNBENCH_FUSED_LOOPS: bad value 'avx2'", r"best", r"portable"])
+
+
 @pytest.mark.parametrize("args, patterns, choices", [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])
 def test_bad_input_one_error_line_naming_it(attnbench, lists, args, patterns, choices):
     """Exit 2, one stderr line naming the flag and the bad value (and the valid words), nothing on stdout."""

@@ -6,11 +6,13 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
 #include <sstream>
+#include <string>
 #include <string>
 #include <vector>
 
@@ -50,12 +52,10 @@ constexpr TanhBounds kTable{6e-8, 1.15e-7};
 constexpr TanhBounds kWithFma{1.5e-7, 1.8e-7};
 constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
 
-// The bounds of the loop this CPU runs: the table where fused_kernels.cpp dispatches to it
-// (its own test, avx512::available()), else fast_tanh, with FMA on every AVX2 CPU.
+// The bounds of the loop this process runs: the table where fused_kernels.cpp dispatches to
+// it (fused::loops_name()), else fast_tanh, with FMA on every AVX2 CPU.
 TanhBounds dispatched_bounds() {
-#if ATTNBENCH_AVX512_LOOPS
-  if (fused::avx512::available()) return kTable;
-#endif
+  if (std::string(fused::loops_name()) == "avx512") return kTable;
   return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma;
 }
 
@@ -124,6 +124,21 @@ TEST(AlignedNew, EveryHeapBlockStartsOnACacheLine) {
   const volatile std::size_t huge = SIZE_MAX - 10;  // volatile: not a constant the compiler warns of
   EXPECT_THROW(static_cast<void>(::operator new(huge)), std::bad_alloc);  // no wrap in the rounding
 #endif
+}
+
+// The loops the fused tests run: AVX-512's where the CPU has it, unless CTest's
+// fused_portable_loops case sets ATTNBENCH_FUSED_LOOPS=portable (then every *Fused* test
+// checks the portable clones).
+TEST(FusedLoops, AreThoseOfTheCpuUnlessPortableIsAskedFor) {
+  const char* setting = std::getenv("ATTNBENCH_FUSED_LOOPS");
+  const bool portable_asked = setting && std::string(setting) == "portable";
+  bool cpu_avx512 = false;
+#if ATTNBENCH_AVX512_LOOPS
+  cpu_avx512 = fused::avx512::available();
+#endif
+  EXPECT_STREQ(fused::loops_name(), cpu_avx512 && !portable_asked ? "avx512" : "portable");
+  EXPECT_EQ(fused::tanh_term_macs(), cpu_avx512 && !portable_asked ? 4.0 : 10.0);
+  EXPECT_EQ(fused::loops_setting_error(), "");
 }
 
 TEST(FusedTanh, InlineFunctionMeetsItsBoundsOnADenseSetOfFloats) {

@@ -19,6 +19,13 @@ TEST(ResumeMismatch, NamesEveryFieldThatDiffersWithBothValues) {
   EXPECT_EQ(resume_mismatch({{"build", then}}, kHere), "host was node2, now node1; git_commit was def, now abc");
 }
 
+TEST(ResumeMismatch, OtherFusedLoopsStopAResume) {
+  nlohmann::json then = kHere, here = kHere;
+  then["fused_loops"] = "portable";
+  here["fused_loops"] = "avx512";
+  EXPECT_EQ(resume_mismatch({{"build", then}}, here), "fused_loops was portable, now avx512");
+}
+
 TEST(ResumeMismatch, AFieldThatIsNotAStringReadsAsUnknownInsteadOfThrowing) {
   // The fuzzer's input: no "build", and a top-level "host" that is an object.
   const nlohmann::json damaged = nlohmann::json::parse(R"({"grid": [], "host": {"shards": 2}})");

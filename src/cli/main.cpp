@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/commands.hpp"
+#include "core/fused_kernels.hpp"
 
 namespace {
 
@@ -49,6 +50,10 @@ int main(int argc, char** argv) {
   attnbench::setup_roofline(app, exit_code);
   attnbench::setup_submit(app, exit_code, command_line);
   attnbench::setup_status(app, exit_code);
+  if (const std::string why = attnbench::fused::loops_setting_error(); !why.empty()) {
+    std::cerr << "attnbench: error: " << why << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

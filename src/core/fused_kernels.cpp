@@ -1,6 +1,8 @@
 #include "core/fused_kernels.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/fused_math.hpp"
 #include "core/fused_prefetch.hpp"
@@ -191,9 +193,34 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 
 }  // namespace portable
 
+namespace {
+std::string_view loops_setting() {
+  const char* value = std::getenv("ATTNBENCH_FUSED_LOOPS");
+  return value ? value : "";
+}
+
+// True when fused_avx512's loops run: the CPU has AVX-512 and ATTNBENCH_FUSED_LOOPS is not "portable".
+bool avx512_loops() {
 #if ATTNBENCH_AVX512_LOOPS
-#define ATTNBENCH_BEST_LOOP(loop, ...) \
-  (avx512::available() ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
+  static const bool yes = avx512::available() && loops_setting() != "portable";
+  return yes;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+const char* loops_name() { return avx512_loops() ? "avx512" : "portable"; }
+
+std::string loops_setting_error() {
+  const std::string_view value = loops_setting();
+  if (value.empty() || value == "best" || value == "portable") return "";
+  return "ATTNBENCH_FUSED_LOOPS: bad value '" + std::string(value) +
+         "': best (the default: the best loops this CPU runs) or portable (those of CPUs without AVX-512)";
+}
+
+#if ATTNBENCH_AVX512_LOOPS
+#define ATTNBENCH_BEST_LOOP(loop, ...) (avx512_loops() ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
 #else
 #define ATTNBENCH_BEST_LOOP(loop, ...) portable::loop(__VA_ARGS__)
 #endif
@@ -217,12 +244,7 @@ void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64
 }
 void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_LOOP(tanh_all, x, n, y); }
 
-double tanh_term_macs() {
-#if ATTNBENCH_AVX512_LOOPS
-  if (avx512::available()) return 4;
-#endif
-  return 10;
-}
+double tanh_term_macs() { return avx512_loops() ? 4 : 10; }
 
 ATTNBENCH_ISA_CLONES
 void masked_softmax_row(const float* __restrict logits, std::int64_t len, std::int64_t src_len,

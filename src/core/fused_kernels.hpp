@@ -8,10 +8,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/fused_prefetch.hpp"
 
 namespace attnbench::fused {
+
+// Which loops run: "avx512" (fused_avx512.hpp's, on CPUs with AVX-512) or "portable" (the
+// clones, as CPUs without AVX-512 run them). The environment variable ATTNBENCH_FUSED_LOOPS
+// chooses: unset, empty or "best" the best this CPU runs, "portable" the clones everywhere
+// (so that an AVX-512 machine checks and times the loops of the others). Read once.
+const char* loops_name();
+
+// "" when ATTNBENCH_FUSED_LOOPS is unset or valid, else one line naming it and its bad value.
+std::string loops_setting_error();
 
 // The row loops below also take bf16 rows (std::uint16_t, the upper half of an f32, made by
 // to_bf16): each element is loaded into an f32 register and everything else is f32.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/fused_kernels.hpp"
 #include "core/onednn_context.hpp"
 #include "driver/run_journal.hpp"
 
@@ -96,6 +97,7 @@ nlohmann::json build_and_machine() {
                                                                               : "unknown"},
       {"onednn_version", onednn_version()},
       {"onednn_isa", effective_isa_name()},
+      {"fused_loops", fused::loops_name()},
       {"openmp", "GNU libgomp, OpenMP " + std::to_string(_OPENMP)},
       {"compiler", ATTNBENCH_COMPILER},
       {"compiler_flags", ATTNBENCH_COMPILER_FLAGS},
@@ -128,7 +130,7 @@ std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json&
                                                                                  : std::string("?");
   };
   std::string why;
-  for (const char* field : {"host", "onednn_version", "git_commit"}) {
+  for (const char* field : {"host", "onednn_version", "git_commit", "fused_loops"}) {
     const std::string a = text(then, field), b = text(here, field);
     if (a != b) why += (why.empty() ? "" : "; ") + std::string(field) + " was " + a + ", now " + b;
   }

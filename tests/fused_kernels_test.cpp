@@ -1,6 +1,7 @@
 // The fused kernels (Impl::fused) one by one: their tanh against the exact tanh, each
 // loop against a double loop, and FusedProjection on both of its paths.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +13,6 @@
 #include <memory>
 #include <new>
 #include <sstream>
-#include <string>
 #include <string>
 #include <vector>
 
@@ -458,7 +458,7 @@ TEST_P(FusedProjectionPaths, MatchesScaledLinearReference) {
   for (float scale : {1.f, 0.125f}) {
     SCOPED_TRACE("scale " + std::to_string(scale));
     OneDnnContext ctx(1);
-    FusedProjection projection(ctx, point.rows, W, scale);
+    FusedProjection projection(ctx, point.rows, W, 1, scale);
     EXPECT_EQ(projection.uses_onednn(), point.uses_onednn);
     std::vector<float> y(count(point.rows * point.out), std::nanf(""));
     projection.run(x.data(), y.data());
@@ -481,6 +481,25 @@ INSTANTIATE_TEST_SUITE_P(
       return name.str();
     });
 
+TEST(FusedProjectionPaths, TheOneDnnCallIsBuiltForTheThreadsGivenAndRestoresOpenMps) {
+  // On a 2-thread context, a 32 x 64 x 64 query built for 1 thread (a serial step's) and for
+  // 2: the same values, and OpenMP's thread count is the context's again afterwards.
+  ParamSource source(InitKind::fast, 7);
+  const LinearParams W = make_linear(source, 64, 64, false);
+  const std::vector<float> x = random_floats(count(32 * 64), 11);
+  OneDnnContext ctx(2);
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    FusedProjection projection(ctx, 32, W, threads);
+    EXPECT_TRUE(projection.uses_onednn());
+    EXPECT_EQ(projection.threads(), threads);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+    std::vector<float> y(count(32 * 64), std::nanf(""));
+    projection.run(x.data(), y.data());
+    EXPECT_TRUE(near_reference("y", y, ref::linear(widen(x), 32, W)));
+  }
+}
+
 TEST(FusedProjectionPaths, TheLoopStopsExactlyAtTheThresholdAndBothPathsAgreeAcrossIt) {
   // Shapes one multiply-add below and exactly at kSmallProjectionMacs, whatever its value:
   // the path switches there, and both paths compute the same y for the same W and x.
@@ -492,11 +511,11 @@ TEST(FusedProjectionPaths, TheLoopStopsExactlyAtTheThresholdAndBothPathsAgreeAcr
   const LinearParams W = make_linear(source, in, at_out, false);
   const std::vector<float> x = random_floats(count(rows * in), 10);
   OneDnnContext ctx(1);
-  FusedProjection at(ctx, rows, W, 0.5f);
+  FusedProjection at(ctx, rows, W, 1, 0.5f);
   LinearParams W_below = W;  // the first below_out rows of W (out, in)
   W_below.out = below_out;
   W_below.weight.resize(count(below_out * in));
-  FusedProjection below(ctx, rows, W_below, 0.5f);
+  FusedProjection below(ctx, rows, W_below, 1, 0.5f);
   EXPECT_TRUE(at.uses_onednn());
   EXPECT_FALSE(below.uses_onednn());
   std::vector<float> y_at(count(rows * at_out), std::nanf("")), y_below(count(rows * below_out), std::nanf(""));

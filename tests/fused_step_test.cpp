@@ -441,6 +441,8 @@ TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
     SCOPED_TRACE(scorer);
     const double work = find_scorer(scorer).make(source, square)->fused_score_work(square);
     EXPECT_EQ(FusedAttend(2, square, lengths, DType::f32, work).parallel(), expected) << work;
+    EXPECT_EQ(fused_step_threads(2, square, work), expected ? 2 : 1);  // the query's threads too
+    EXPECT_EQ(fused_step_threads(1, square, work), 1);
   }
 }
 

@@ -49,7 +49,8 @@ class AdditiveScorer final : public Scorer {
                             use_tanh_ ? dnnl::algorithm::eltwise_tanh : dnnl::algorithm::undef);
       hidden_.assign(keys_.size(), 0.f);
     } else {
-      fused_query_op_ = FusedProjection(ctx, B, W_);
+      fused_query_op_ =
+          FusedProjection(ctx, B, W_, fused_step_threads(ctx.threads(), shape_, fused_score_work(shape_)));
       if (!use_tanh_) query_scores_.assign(static_cast<std::size_t>(B), 0.f);
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/fused_projection.hpp"
 #include "core/linear_backward.hpp"
@@ -26,10 +27,11 @@ class DotScorer final : public Scorer {
     from_annotations_ = impl == Impl::fused && dot_scores_from_annotations(shape_);
     bf16_rows_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
+    const int step_threads = fused_step_threads(ctx.threads(), shape_, fused_score_work(shape_));
     if (bf16_rows_) rows_bf16_.assign(static_cast<std::size_t>(B * L * (from_annotations_ ? E : A)), 0);
     if (from_annotations_) {
       // e_j = (scale U^T W s) . h_j: one (E, D) matrix, then no keys at all.
-      fused_query_op_ = FusedProjection(ctx, B, folded_query_weights());
+      fused_query_op_ = FusedProjection(ctx, B, folded_query_weights(), step_threads);
       query_.assign(static_cast<std::size_t>(B * E), 0.f);
       return;
     }
@@ -40,7 +42,7 @@ class DotScorer final : public Scorer {
       query_op_ = LinearOp(ctx, B, W_);
       dot_ = BatchedDot(ctx, B, L, A, static_cast<float>(scale_));
     } else {
-      fused_query_op_ = FusedProjection(ctx, B, W_, static_cast<float>(scale_));  // the scale folded into q
+      fused_query_op_ = FusedProjection(ctx, B, W_, step_threads, static_cast<float>(scale_));  // the scale in q
     }
   }
 

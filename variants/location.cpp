@@ -2,6 +2,7 @@
 // state and the position only, never on the annotations H (the baseline that cannot
 // look at the source). W_a: Linear(dec_dim, src_len); attn_dim is unused. Padded
 // positions get scores too; the attention step masks them like every scorer's.
+#include "core/fused_attend.hpp"
 #include "core/fused_projection.hpp"
 #include "core/linear_backward.hpp"
 #include "core/scorer.hpp"
@@ -22,7 +23,8 @@ class LocationScorer final : public Scorer {
     if (impl == Impl::onednn) {
       query_op_ = LinearOp(ctx, shape_.batch, W_);
     } else {
-      fused_query_op_ = FusedProjection(ctx, shape_.batch, W_);
+      fused_query_op_ =
+          FusedProjection(ctx, shape_.batch, W_, fused_step_threads(ctx.threads(), shape_, fused_score_work(shape_)));
       query_.assign(static_cast<std::size_t>(shape_.batch * shape_.src_len), 0.f);
     }
   }

@@ -39,7 +39,8 @@ class MlpScorer final : public Scorer {
     } else {
       LinearParams weight_only = W_;
       weight_only.bias.clear();  // FusedProjection is bias-free; fused_query() adds b
-      fused_query_op_ = FusedProjection(ctx, B, weight_only);
+      fused_query_op_ =
+          FusedProjection(ctx, B, weight_only, fused_step_threads(ctx.threads(), shape_, fused_score_work(shape_)));
     }
   }
 

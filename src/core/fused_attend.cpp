@@ -17,6 +17,10 @@ double fused_step_work(const ScorerShape& shape, double score_work) {
   return score_work + static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(shape.enc_dim);
 }
 
+int fused_step_threads(int threads, const ScorerShape& shape, double score_work) {
+  return shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork ? threads : 1;
+}
+
 bool streams_annotations(const ScorerShape& shape, DType dtype) {
   const double bytes_per_element = dtype == DType::bf16 ? 2.0 : 4.0;
   return fused::streams_from_dram(bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim));
@@ -29,7 +33,7 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       src_len_(shape.src_len),
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
-      parallel_(threads > 1 && shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork),
+      parallel_(fused_step_threads(threads, shape, score_work) > 1),
       parallel_static_(threads > 1 && shape.batch > 1 &&
                        score_work + static_cast<double>(shape.batch * (shape.src_len + shape.enc_dim)) >=
                            kParallelStepWork),

@@ -39,6 +39,11 @@ std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, 
 // context's B L E multiply-adds.
 double fused_step_work(const ScorerShape& shape, double score_work);
 
+// The OpenMP threads a fused step runs on: `threads` when the batch has more than one
+// example and fused_step_work(shape, score_work) >= kParallelStepWork, else 1. FusedAttend
+// spreads the examples over them, and a scorer builds its FusedProjection for them.
+int fused_step_threads(int threads, const ScorerShape& shape, double score_work);
+
 // For scores e (B, L), annotations H (B, L, E) and lengths[b] valid positions per
 // example: positions j >= lengths[b] get score -inf and weight exactly 0.f, alpha is
 // the softmax over the rest, c = alpha H (B, E). The scorer must be built for

@@ -10,7 +10,8 @@
 // scripts/fit_tanh_table.py). Within 5.9e-8 absolute and 1.15e-7 relative of tanh for every float
 // (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x,
 // ±1 from |x| >= kTanhClamp on, NaN for NaN. fused_kernels.cpp calls these where available()
-// (unless ATTNBENCH_FUSED_LOOPS=portable) and its portable clones (fast_tanh) elsewhere; the contracts are those of fused_kernels.hpp.
+// (unless ATTNBENCH_FUSED_LOOPS=portable) and its portable clones (fast_tanh) elsewhere; the
+// contracts are those of fused_kernels.hpp.
 #pragma once
 
 #include <cstdint>

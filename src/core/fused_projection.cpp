@@ -1,12 +1,29 @@
 #include "core/fused_projection.hpp"
 
+#include <omp.h>
+
 #include <stdexcept>
 
 #include "core/fused_kernels.hpp"
 
 namespace attnbench {
 
-FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, float scale)
+namespace {
+// OpenMP's thread count for what this thread builds and runs, for the scope's lifetime.
+class OpenMpThreadsScope {
+ public:
+  explicit OpenMpThreadsScope(int threads) : before_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OpenMpThreadsScope() { omp_set_num_threads(before_); }
+  OpenMpThreadsScope(const OpenMpThreadsScope&) = delete;
+  OpenMpThreadsScope& operator=(const OpenMpThreadsScope&) = delete;
+
+ private:
+  int before_;
+};
+}  // namespace
+
+FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
+                                 float scale)
     : rows_(rows),
       in_(params.in),
       out_(params.out),
@@ -14,6 +31,10 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
       uses_onednn_(rows * params.in * params.out >= kSmallProjectionMacs) {
   if (!params.bias.empty()) throw std::invalid_argument("FusedProjection: the projection must have no bias");
   if (uses_onednn_) {
+    // oneDNN's matmul takes its thread count from OpenMP when it is built (and the
+    // primitive cache keys on it): built for one thread, it runs on one.
+    threads_ = threads;
+    const OpenMpThreadsScope scope(threads_);
     op_ = LinearOp(ctx, rows, params);
     return;
   }

@@ -18,21 +18,28 @@ inline constexpr std::int64_t kSmallProjectionMacs = 8 * 1024;
 
 // y (rows, out) = scale * x (rows, in) W^T for W = params.weight (out, in), bias-free:
 // a vectorized loop over a copy of W^T when rows * in * out < kSmallProjectionMacs,
-// else a LinearOp. Example: FusedProjection q(ctx, B, W, 0.125f); q.run(s, q_buf);
+// else a LinearOp built for `threads` OpenMP threads: those of the step it serves
+// (fused_step_threads), so that a step that runs on one thread does not pay OpenMP's fork
+// and join for its query either.
+// Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
 class FusedProjection {
  public:
   FusedProjection() = default;
-  FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, float scale = 1.f);
+  FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
+                  float scale = 1.f);
 
   // Writes y from x; allocates nothing.
   void run(const float* x, float* y);
   // True when run() calls oneDNN.
   bool uses_onednn() const { return uses_onednn_; }
+  // The OpenMP threads the oneDNN call was built for (1 for the loop).
+  int threads() const { return threads_; }
 
  private:
   std::int64_t rows_ = 0, in_ = 0, out_ = 0;
   float scale_ = 1.f;
   bool uses_onednn_ = false;
+  int threads_ = 1;
   LinearOp op_;
   std::vector<float> transposed_;  // W^T (in, out), for the loop
 };

@@ -64,8 +64,8 @@ struct Roofline {
 
   // The memory roof (GB/s) for a stage whose compulsory bytes are `working_set` at `threads`,
   // repeated as the benchmarks repeat it: L2's when it fits in threads x l2_bytes, else L3's
-  // when it fits in that thread count's l3_fit_bytes (else l3_bytes), else the DRAM read-only figure, else the triad (each level
-  // only when measured). Unset when `threads` was not measured.
+  // when it fits in that thread count's l3_fit_bytes (else l3_bytes), else the DRAM read-only
+  // figure, else the triad (each level only when measured). Unset when `threads` was not measured.
   std::optional<double> memory_gbps(int threads, double working_set) const;
   // "L2", "L3", "DRAM" (read-only) or "triad": the level memory_gbps takes; empty when unmeasured.
   std::string memory_level(int threads, double working_set) const;

@@ -230,6 +230,7 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
   for (const DType dtype : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(to_string(dtype));
     ASSERT_TRUE(streams_annotations(shape, dtype));
+    ASSERT_TRUE(prefetches_context_rows(shape, dtype));
     ParamSource source(p.init, p.seed);
     const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
     OneDnnContext ctx(1, dtype);
@@ -444,6 +445,24 @@ TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
     EXPECT_EQ(fused_step_threads(2, square, work), expected ? 2 : 1);  // the query's threads too
     EXPECT_EQ(fused_step_threads(1, square, work), 1);
   }
+}
+
+TEST(FusedStepPrefetch, ContextRowsFromTwoMiBOfStoredAnnotationsDramStreamingFromEight) {
+  // The mid size's 3.3 MB of f32 annotations: the score pass prefetches the context's rows,
+  // the bf16 context pass does not stream; in bf16 (1.6 MB) neither; at the paper's sizes
+  // (32 MB, 16 MB in bf16) both; the lesson's 1.3 KB neither.
+  const ScorerShape mid{32, 50, 512, 256, 256}, paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
+  EXPECT_TRUE(prefetches_context_rows(mid, DType::f32));
+  EXPECT_FALSE(streams_annotations(mid, DType::f32));
+  EXPECT_FALSE(prefetches_context_rows(mid, DType::bf16));
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    EXPECT_TRUE(prefetches_context_rows(paper, dtype));
+    EXPECT_TRUE(streams_annotations(paper, dtype));
+    EXPECT_FALSE(prefetches_context_rows(lesson, dtype));
+  }
+  // Exactly at the threshold: B1 L512 E1024 in f32 is 2 MiB.
+  EXPECT_TRUE(prefetches_context_rows({1, 512, 1024, 16, 16}, DType::f32));
+  EXPECT_FALSE(prefetches_context_rows({1, 511, 1024, 16, 16}, DType::f32));
 }
 
 TEST(FusedStepThreshold, StaticWeightsGoParallelOnlyForTheirCopies) {

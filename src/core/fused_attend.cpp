@@ -21,9 +21,19 @@ int fused_step_threads(int threads, const ScorerShape& shape, double score_work)
   return shape.batch > 1 && fused_step_work(shape, score_work) >= kParallelStepWork ? threads : 1;
 }
 
-bool streams_annotations(const ScorerShape& shape, DType dtype) {
+namespace {
+double annotation_bytes(const ScorerShape& shape, DType dtype) {
   const double bytes_per_element = dtype == DType::bf16 ? 2.0 : 4.0;
-  return fused::streams_from_dram(bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim));
+  return bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim);
+}
+}  // namespace
+
+bool streams_annotations(const ScorerShape& shape, DType dtype) {
+  return fused::streams_from_dram(annotation_bytes(shape, dtype));
+}
+
+bool prefetches_context_rows(const ScorerShape& shape, DType dtype) {
+  return annotation_bytes(shape, dtype) >= kContextPrefetchBytes;
 }
 
 FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std::int64_t> lengths, DType dtype,
@@ -40,7 +50,8 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       static_alpha_(static_cast<std::size_t>(shape.batch * shape.src_len)),
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16),
-      streams_annotations_(streams_annotations(shape, dtype)) {
+      streams_annotations_(streams_annotations(shape, dtype)),
+      prefetch_context_rows_(prefetches_context_rows(shape, dtype)) {
   if (static_cast<std::int64_t>(lengths_.size()) != batch_)
     throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
                                 std::to_string(batch_));
@@ -142,7 +153,7 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
     return;
   }
   for_each_example(parallel_, [&](std::int64_t b) {
-    score_example(scorer, b, e, streams_annotations_ ? context_rows(b, H) : fused::PrefetchAlong{});
+    score_example(scorer, b, e, prefetch_context_rows_ ? context_rows(b, H) : fused::PrefetchAlong{});
     attend_example(b, logits, H, alpha, c);
   });
 }

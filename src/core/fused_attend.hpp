@@ -22,11 +22,22 @@ namespace attnbench {
 inline constexpr double kParallelStepWork = 96 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),
-// stream from DRAM (fused::streams_from_dram), so that the step prefetches them: the bf16
-// context pass the rows it sums next (fused::weighted_sum_rows_streamed), and the score pass
-// of a scorer bound by its tanh each example's rows for its context (Scorer::fused_score_row's
-// next_pass).
+// stream from DRAM (fused::streams_from_dram), so that the bf16 context pass prefetches the
+// rows it sums next (fused::weighted_sum_rows_streamed).
 bool streams_annotations(const ScorerShape& shape, DType dtype);
+
+// From this many bytes of stored annotations the score pass of a scorer bound by its tanh
+// prefetches each example's rows for its context (Scorer::fused_score_row's next_pass): they
+// no longer stay in a core's L2 between steps, and the tanh's compute hides their reading.
+// Measured on 2 cores of an Intel Xeon (AMX, L2 2 MiB, L3 28.5 GB/s on 1 thread), 2026-12-04,
+// at the mid size (B32 L50 E512: 3.3 MB in f32), additive and mlp, with the prefetch over
+// without, alternately four times: 0.86 to 0.89 on 1 and 2 threads. On AMD EPYCs (Zen 4 and
+// 5, whose L3 reads 2.2x and 3.0x as fast) the same forcing at the mid size gained nothing
+// beyond the noise (0.88 to 1.10, 0.99 to 1.07; scratch runs of 2026-12-02 and 12-03).
+inline constexpr double kContextPrefetchBytes = 2.0 * 1024 * 1024;
+
+// True when the step's annotations as stored take kContextPrefetchBytes or more.
+bool prefetches_context_rows(const ScorerShape& shape, DType dtype);
 
 // Splits the examples into `parts` contiguous ranges with about equal sums of lengths and
 // returns the first example of range `part` (0 for part 0, the batch for part == parts);
@@ -96,6 +107,7 @@ class FusedAttend {
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front
   bool bf16_ = false;
   bool streams_annotations_ = false;  // streams_annotations(): annotations prefetched
+  bool prefetch_context_rows_ = false;  // prefetches_context_rows()
   const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
   std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };

@@ -385,8 +385,7 @@ def test_meta_json_build_command_grid_status_times(runs):
                if all(cpuinfo.get(k) for k in ("vendor_id", "cpu family", "model")) else "unknown")
     if build.get("cpu_id") != want_id:
         rf.fail(f"meta.json build.cpu_id is {build.get('cpu_id')!r}, expected {want_id!r} from /proc/cpuinfo")
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        flags = next((line.partition(":")[2].split() for line in f if line.startswith("flags")), [])
+    flags = cpuinfo.get("flags", "").split()
     x86_64_v4 = all(flag in flags for flag in ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"))
     want_loops = "avx512" if x86_64_v4 and os.environ.get("ATTNBENCH_FUSED_LOOPS") != "portable" else "portable"
     if build.get("fused_loops") != want_loops:

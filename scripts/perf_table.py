@@ -11,7 +11,10 @@ dtype (--dtype, default f32) it prints a Markdown table with one row per scorer 
 threads: the median of ours with oneDNN primitives, ours fused and PyTorch eager in
 microseconds, PyTorch over the faster of ours, the fused row's % of the roofline and which
 roof bounds the stage; then, per scorer x size, what the most threads in the run buy over
-1 thread for the impl of ours that is fastest there. A size is named by the `name` of the
+1 thread for the impl of ours that is fastest there. Rows of ours in another dtype (the
+fused step with bf16 storage: scenarios/perf.csv measures it, PyTorch runs in f32) add a
+column each ("fused bf16 µs") and "PyTorch / best ours, bf16 allowed": PyTorch over the
+fastest of ours in any dtype; the speedups stay those of --dtype. A size is named by the `name` of the
 scenario row that planned it (RUN/meta.json's grid; scenarios/perf.csv names lesson, mid and
 paper), else by its (batch, src_len, enc_dim, dec_dim, attn_dim); named sizes come first, in
 the grid's order. A caption names the run, the machine, the commit and the date from
@@ -99,8 +102,14 @@ def read_meta(run: str) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def column_key(row: Dict[str, str], dtype: str) -> str:
+    """The row's column: its impl in `dtype` (and the peer's, which runs in f32), "impl dtype" in another dtype."""
+    return row["impl"] if row["dtype"] == dtype or row["impl"] == PEER else f"{row['impl']} {row['dtype']}"
+
+
 def read_rows(run: str, stage: str, dtype: str, sizes: Sizes) -> Dict[Cell, Dict[str, Dict[str, str]]]:
-    """{(scorer, size, threads): {impl: timing row}} of the ok rows of `stage` and `dtype`, in file order."""
+    """{(scorer, size, threads): {column_key: timing row}} of the ok rows of `stage` (the peer's in
+    `dtype` only), in file order; the run must have rows of ours or the peer's in `dtype`."""
     path = os.path.join(run, "timing.csv")
     if not os.path.isfile(path):
         raise InputError(f"RUN: cannot read {path}: No such file or directory")
@@ -110,15 +119,16 @@ def read_rows(run: str, stage: str, dtype: str, sizes: Sizes) -> Dict[Cell, Dict
         raise InputError(f"RUN: {error}") from None
     cells: Dict[Cell, Dict[str, Dict[str, str]]] = {}
     for row in rows:
-        if row.get("stage") != stage or row.get("dtype") != dtype or row.get("status") != "ok":
+        if row.get("stage") != stage or row.get("status") != "ok" or (row["impl"] == PEER and row["dtype"] != dtype):
             continue
         cell = (row["scorer"], sizes.name(row), int(row["threads"]))
         by_impl = cells.setdefault(cell, {})
-        if row["impl"] in by_impl:
-            raise InputError(f"RUN: {path} has two {row['impl']} rows for {cell} (other tgt_len, emb_dim or vocab); "
+        column = column_key(row, dtype)
+        if column in by_impl:
+            raise InputError(f"RUN: {path} has two {column} rows for {cell} (other tgt_len, emb_dim or vocab); "
                              f"the table takes one run per size")
-        by_impl[row["impl"]] = row
-    if not cells:
+        by_impl[column] = row
+    if not any(" " not in column for by_impl in cells.values() for column in by_impl):
         raise InputError(f"RUN: {path} has no ok rows of stage '{stage}' and dtype '{dtype}'")
     return cells
 
@@ -139,10 +149,44 @@ def median_runs(runs: List[Dict[Cell, Dict[str, Dict[str, str]]]]) -> Dict[Cell,
     return cells
 
 
-def best_ours(by_impl: Dict[str, Dict[str, str]]) -> Optional[Tuple[str, float]]:
-    """(impl, median ns) of the faster of ours; None without rows of ours."""
-    timed = [(impl, float(by_impl[impl]["median_ns"])) for impl in OURS if impl in by_impl]
+def best_ours(by_impl: Dict[str, Dict[str, str]], any_dtype: bool = False) -> Optional[Tuple[str, float]]:
+    """(column, median ns) of the fastest of ours in the table's dtype (with any_dtype, in any dtype);
+    None without such rows."""
+    timed = [(column, float(row["median_ns"])) for column, row in by_impl.items()
+             if column != PEER and (any_dtype or column in OURS)]
     return min(timed, key=lambda t: t[1]) if timed else None
+
+
+def other_dtype_columns(cells: Dict[Cell, Dict[str, Dict[str, str]]]) -> List[str]:
+    """The columns of ours in another dtype than the table's ("fused bf16"), sorted."""
+    return sorted({column for by_impl in cells.values() for column in by_impl if " " in column})
+
+
+def ratio(torch: Optional[Dict[str, str]], best: Optional[Tuple[str, float]]) -> str:
+    return f"{float(torch['median_ns']) / best[1]:.2f}" if torch and best else "-"
+
+
+def median_us(row: Optional[Dict[str, str]]) -> str:
+    return microseconds(float(row["median_ns"])) if row else "-"
+
+
+def figures(by_impl: Dict[str, Dict[str, str]], others: List[str]) -> List[str]:
+    """The cells of one machine's columns (figure_names): its medians, ratios and % roofline."""
+    onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
+    values = [median_us(row) for row in (onednn, fused, *(by_impl.get(c) for c in others), torch)]
+    values.append(ratio(torch, best_ours(by_impl)))
+    if others:
+        values.append(ratio(torch, best_ours(by_impl, any_dtype=True)))
+    values.append(f"{float(fused['roofline_pct']):.1f}" if fused and fused.get("roofline_pct") else "-")
+    return values
+
+
+def figure_names(others: List[str]) -> List[str]:
+    """The names of figures()' cells."""
+    names = ["onednn µs", "fused µs", *(f"{column} µs" for column in others), "PyTorch µs", "PyTorch / best ours"]
+    if others:
+        names.append("PyTorch / best ours, " + " or ".join(sorted({c.split()[1] for c in others})) + " allowed")
+    return names + ["% roofline (fused)"]
 
 
 def ordered(cells, sizes: Sizes) -> List[Cell]:
@@ -154,18 +198,15 @@ def ordered(cells, sizes: Sizes) -> List[Cell]:
 
 
 def main_table(cells: Dict[Cell, Dict[str, Dict[str, str]]], sizes: Sizes) -> List[str]:
-    lines = ["| scorer | size | threads | ours onednn µs | ours fused µs | PyTorch µs | PyTorch / best ours "
-             "| % roofline (fused) | bound |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    others = other_dtype_columns(cells)
+    names = [("ours " + name if name.split()[0] in OURS else name) for name in figure_names(others)]
+    lines = ["| scorer | size | threads | " + " | ".join(names) + " | bound |",
+             "| --- | --- | ---: |" + " ---: |" * len(names) + " --- |"]
     for cell in ordered(cells, sizes):
         by_impl = cells[cell]
-        onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
-        best = best_ours(by_impl)
-        ratio = f"{float(torch['median_ns']) / best[1]:.2f}" if torch and best else "-"
-        roofline = f"{float(fused['roofline_pct']):.1f}" if fused and fused.get("roofline_pct") else "-"
-        bound = next((row.get("bound") for row in (fused, onednn) if row and row.get("bound")), "") or "-"
-        values = [microseconds(float(row["median_ns"])) if row else "-" for row in (onednn, fused, torch)]
-        lines.append("| " + " | ".join([cell[0], cell[1], str(cell[2]), *values, ratio, roofline, bound]) + " |")
+        bound = next((row.get("bound") for row in (by_impl.get("fused"), by_impl.get("onednn"))
+                      if row and row.get("bound")), "") or "-"
+        lines.append("| " + " | ".join([cell[0], cell[1], str(cell[2]), *figures(by_impl, others), bound]) + " |")
     return lines
 
 
@@ -225,7 +266,10 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
             "train_step": " (forward over T, loss, backward, clip, Adam)"}.get(stage, "")
     mode = "with autograd" if stage == "train_step" else "under `torch.no_grad()`"
     of_runs = f", the run with the median of the {len(runs)} runs' medians for each figure" if len(runs) > 1 else ""
-    return (text + f". Stage `{stage}`{what}, {dtype}, median of "
+    others = other_dtype_columns(cells)
+    dtypes = dtype + "".join(f" (`{column}`: the {column.split()[0]} impl with {column.split()[1]} storage)"
+                             for column in others)
+    return (text + f". Stage `{stage}`{what}, {dtypes}, median of "
             f"{'/'.join(sorted(repetitions))} repetitions in µs{of_runs}; PyTorch is eager {mode}; "
             f"a `-` was not measured.")
 
@@ -283,20 +327,15 @@ def side_by_side(machines: List[Machine]) -> List[str]:
     % roofline in columns of its own, then each machine's speedup of its most threads over 1."""
     cells = list(dict.fromkeys(cell for machine in machines for cell in machine.cells))  # in first-seen order
     sizes = machines[0].sizes
+    others = [other_dtype_columns(machine.cells) for machine in machines]  # each machine's own
     header = ["scorer", "size", "threads"]
-    for machine in machines:
-        header += [f"{machine.label}: {what}" for what in
-                   ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")]
-    lines = ["| " + " | ".join(header) + " |", "| --- | --- | ---: |" + " ---: |" * (5 * len(machines))]
+    for machine, its_others in zip(machines, others):
+        header += [f"{machine.label}: {what}" for what in figure_names(its_others)]
+    lines = ["| " + " | ".join(header) + " |", "| --- | --- | ---: |" + " ---: |" * (len(header) - 3)]
     for cell in ordered(cells, sizes):
         values = [cell[0], cell[1], str(cell[2])]
-        for machine in machines:
-            by_impl = machine.cells.get(cell, {})
-            onednn, fused, torch = (by_impl.get(impl) for impl in ("onednn", "fused", PEER))
-            best = best_ours(by_impl)
-            values += [microseconds(float(row["median_ns"])) if row else "-" for row in (onednn, fused, torch)]
-            values.append(f"{float(torch['median_ns']) / best[1]:.2f}" if torch and best else "-")
-            values.append(f"{float(fused['roofline_pct']):.1f}" if fused and fused.get("roofline_pct") else "-")
+        for machine, its_others in zip(machines, others):
+            values += figures(machine.cells.get(cell, {}), its_others)
         lines.append("| " + " | ".join(values) + " |")
     most = [max(threads for _, _, threads in machine.cells) for machine in machines]
     speedups = ["| scorer | size | " + " | ".join(f"{m.label}: impl | {m.label}: {n} threads / 1"

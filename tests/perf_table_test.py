@@ -35,9 +35,10 @@ ROWS = [
     ("additive", PAPER, 2, "fused", 2600000, "30.14", "compute"),
     ("additive", PAPER, 2, "torch", "", "", "", "step", "f32", "skipped: needs 9 GiB > --max-memory 8 GiB"),
     ("additive", PAPER, 2, "torch", 1, "", "", "keys"),      # another stage: not in the table
+    ("additive", PAPER, 1, "fused", 2500000, "", "compute", "step", "bf16"),  # another dtype: a column of its own
+    ("additive", PAPER, 2, "fused", 1300000, "", "compute", "step", "bf16"),
     ("dot", LESSON, 1, "onednn", 1000, "", "memory"),
     ("dot", LESSON, 1, "torch", 30000, "", ""),
-    ("dot", LESSON, 1, "onednn", 1, "", "memory", "step", "bf16"),  # another dtype: not in the table
     ("dot", LESSON, 2, "onednn", 800, "", "memory"),
     ("dot", LESSON, 2, "torch", 25000, "", ""),
     ("dot", ODD, 1, "onednn", 2000, "", ""),
@@ -52,18 +53,19 @@ META = {"command": "attnbench run --scenario perf --stages step --peer torch", "
                   "name": "paper"}]}
 
 CAPTION = ("Run `{run}` (`attnbench run --scenario perf --stages step --peer torch`) on Test CPU, 2 cores, avx2, "
-           "oneDNN 3.0, torch 2.1 (BLAS openblas-openmp/libblas.so.3), 2026-12-01. Stage `step` (score + masked softmax + context), f32, median of 5 "
+           "oneDNN 3.0, torch 2.1 (BLAS openblas-openmp/libblas.so.3), 2026-12-01. Stage `step` (score + masked softmax + context), f32 (`fused bf16`: the fused "
+           "impl with bf16 storage), median of 5 "
            "repetitions in µs; PyTorch is eager under `torch.no_grad()`; a `-` was not measured.")
 TABLE = """
-| scorer | size | threads | ours onednn µs | ours fused µs | PyTorch µs | PyTorch / best ours | % roofline (fused) | bound |
-| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
-| additive | lesson | 1 | 12.3 | 4.32 | 45.7 | 10.57 | 12.3 | memory |
-| additive | lesson | 2 | 9.00 | 5.00 | 40.0 | 8.00 | 5.6 | memory |
-| additive | paper | 1 | 7912 | 5000 | 9000 | 1.80 | - | compute |
-| additive | paper | 2 | 4000 | 2600 | - | - | 30.1 | compute |
-| dot | lesson | 1 | 1.00 | - | 30.0 | 30.00 | - | memory |
-| dot | lesson | 2 | 0.80 | - | 25.0 | 31.25 | - | memory |
-| dot | B3 L7 E8 D10 A12 | 1 | 2.00 | - | - | - | - | - |
+| scorer | size | threads | ours onednn µs | ours fused µs | ours fused bf16 µs | PyTorch µs | PyTorch / best ours | PyTorch / best ours, bf16 allowed | % roofline (fused) | bound |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+| additive | lesson | 1 | 12.3 | 4.32 | - | 45.7 | 10.57 | 10.57 | 12.3 | memory |
+| additive | lesson | 2 | 9.00 | 5.00 | - | 40.0 | 8.00 | 8.00 | 5.6 | memory |
+| additive | paper | 1 | 7912 | 5000 | 2500 | 9000 | 1.80 | 3.60 | - | compute |
+| additive | paper | 2 | 4000 | 2600 | 1300 | - | - | - | 30.1 | compute |
+| dot | lesson | 1 | 1.00 | - | - | 30.0 | 30.00 | 30.00 | - | memory |
+| dot | lesson | 2 | 0.80 | - | - | 25.0 | 31.25 | 31.25 | - | memory |
+| dot | B3 L7 E8 D10 A12 | 1 | 2.00 | - | - | - | - | - | - | - |
 
 Speedup of 2 threads over 1, for the impl of ours that is faster on 2 threads:
 
@@ -81,8 +83,8 @@ def run(binary, tmp_path):
     return make_run(binary, tmp_path / "run")
 
 
-def make_run(binary, folder, scale=1.0, meta=META):
-    """A run folder of ROWS with every median times `scale`, and `meta` as its meta.json."""
+def make_run(binary, folder, scale=1.0, meta=META, rows=ROWS):
+    """A run folder of `rows` with every median times `scale`, and `meta` as its meta.json."""
     import attnbench_lists
     os.makedirs(folder)
     out = io.StringIO()
@@ -90,7 +92,7 @@ def make_run(binary, folder, scale=1.0, meta=META):
     header = attnbench_lists.columns(binary, "timing.csv")
     key = attnbench_lists.key_columns(binary, "timing.csv")
     writer.writerow(header)
-    for scorer, size, threads, impl, median, pct, bound, *rest in ROWS:
+    for scorer, size, threads, impl, median, pct, bound, *rest in rows:
         stage, dtype, status = (rest + ["step", "f32", "ok"][len(rest):])[:3]
         median = median * scale if median != "" else median
         batch, src_len, enc, dec, attn = size
@@ -167,7 +169,7 @@ def test_folder_without_timing_csv_is_refused(tmp_path):
 def test_stage_keys_makes_the_table_of_another_stage(run):
     r = perf_table(run, "--stage", "keys").ok()
     rows = [line for line in r.stdout.splitlines() if line.startswith("| additive")]
-    assert rows == ["| additive | paper | 2 | - | - | 0.00 | - | - | - |"], f"rows {rows}"
+    assert rows == ["| additive | paper | 2 | - | - | 0.00 | - | - | - |"], f"rows {rows}"  # no bf16 keys rows
     assert "Stage `keys`, f32" in r.stdout, f"caption {r.stdout.splitlines()[0]!r}"
 
 
@@ -189,12 +191,16 @@ ZEN5 = dict(META, build=dict(META["build"], cpu_model="AMD EPYC", cpu_id="Authen
                              git_commit="0123abcdef+dirty"))
 
 
+F32_ROWS = [row for row in ROWS if "bf16" not in row[7:]]
+
+
 def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_path):
     """Two runs of one machine (1x and 3x: the lower middle one, 1x, is taken) beside one of
-    another at 2x: one caption per machine, its columns headed by its name; same-named CPUs told
-    apart by cpu_id."""
+    another at 2x without bf16 rows: one caption per machine, its columns headed by its name (a
+    bf16 column and ratio only where the machine has bf16 rows); same-named CPUs told apart by
+    cpu_id."""
     z4_fast, z4_slow = make_run(binary, tmp_path / "z4a", meta=ZEN4), make_run(binary, tmp_path / "z4b", 3.0, ZEN4)
-    z5 = make_run(binary, tmp_path / "z5", 2.0, ZEN5)
+    z5 = make_run(binary, tmp_path / "z5", 2.0, ZEN5, F32_ROWS)
     r = perf_table(z4_fast, z5, z4_slow).ok()
     lines = r.stdout.splitlines()
     assert lines[0] == "2 machines side by side, each column named by its machine.", lines[0]
@@ -203,13 +209,17 @@ def test_runs_of_two_machines_are_side_by_side_each_column_named(binary, tmp_pat
     assert "on AMD EPYC (AuthenticAMD family 25 model 17 stepping 1), 2 cores" in lines[2], lines[2]
     assert ", commit 0123abc+dirty, 2026-12-01." in lines[4], lines[4]  # the commit each machine measured
     assert lines[4].startswith(f"{z5_name}: Run `{os.path.normpath(z5)}` "), lines[4]
-    per = ("onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)")
-    header = "| scorer | size | threads | " + " | ".join(f"{m}: {w}" for m in (z4, z5_name) for w in per) + " |"
+    per = ["onednn µs", "fused µs", "PyTorch µs", "PyTorch / best ours", "% roofline (fused)"]
+    with_bf16 = per[:2] + ["fused bf16 µs"] + per[2:4] + ["PyTorch / best ours, bf16 allowed"] + per[4:]
+    header = ("| scorer | size | threads | " + " | ".join([f"{z4}: {w}" for w in with_bf16] + [f"{z5_name}: {w}" for w in per])
+              + " |")
     assert lines[6] == header, lines[6]
+    assert lines[7] == "| --- | --- | ---: |" + " ---: |" * 12, lines[7]
     rows = [line for line in lines if line.startswith("| ")]
-    assert "| additive | lesson | 1 | 12.3 | 4.32 | 45.7 | 10.57 | 12.3 | 24.7 | 8.64 | 91.4 | 10.57 | 12.3 |" in rows, rows
-    assert "| additive | paper | 2 | 4000 | 2600 | - | - | 30.1 | 8000 | 5200 | - | - | 30.1 |" in rows, rows
-    assert "| dot | B3 L7 E8 D10 A12 | 1 | 2.00 | - | - | - | - | 4.00 | - | - | - | - |" in rows, rows
+    assert "| additive | lesson | 1 | 12.3 | 4.32 | - | 45.7 | 10.57 | 10.57 | 12.3 | 24.7 | 8.64 | 91.4 | 10.57 | 12.3 |" in rows, rows
+    assert "| additive | paper | 1 | 7912 | 5000 | 2500 | 9000 | 1.80 | 3.60 | - | 15825 | 10000 | 18000 | 1.80 | - |" in rows, rows
+    assert "| additive | paper | 2 | 4000 | 2600 | 1300 | - | - | - | 30.1 | 8000 | 5200 | - | - | 30.1 |" in rows, rows
+    assert "| dot | B3 L7 E8 D10 A12 | 1 | 2.00 | - | - | - | - | - | - | 4.00 | - | - | - | - |" in rows, rows
     speedup = lines.index(f"| scorer | size | {z4}: impl | {z4}: 2 threads / 1 | {z5_name}: impl | "
                           f"{z5_name}: 2 threads / 1 |")
     assert lines[speedup + 2:speedup + 5] == ["| additive | lesson | fused | 0.86 | fused | 0.86 |",
@@ -221,7 +231,8 @@ def test_label_names_a_machine_and_separates_runs_recorded_without_cpu_id(binary
     first, second = make_run(binary, tmp_path / "first"), make_run(binary, tmp_path / "second", 2.0)
     r = perf_table(first, second, "--label", f"{second}/=Older VM").ok()
     assert "| Test CPU: fused µs |" in r.stdout and "| Older VM: fused µs |" in r.stdout, r.stdout[:600]
-    assert "| additive | lesson | 1 | 12.3 | 4.32 | 45.7 | 10.57 | 12.3 | 24.7 | 8.64 | 91.4 | 10.57 | 12.3 |" in r.stdout
+    assert ("| additive | lesson | 1 | 12.3 | 4.32 | - | 45.7 | 10.57 | 10.57 | 12.3 | 24.7 | 8.64 | - | 91.4 | 10.57 "
+            "| 10.57 | 12.3 |") in r.stdout
     # without the label the two are one machine: each figure from the lower middle run (the 1x one)
     assert perf_table(first, second).ok().stdout.split("\n", 1)[1] == TABLE
 

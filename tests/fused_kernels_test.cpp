@@ -500,6 +500,40 @@ TEST(FusedProjectionPaths, TheOneDnnCallIsBuiltForTheThreadsGivenAndRestoresOpen
   }
 }
 
+TEST(FusedProjectionPaths, ABf16QueryOnAmxBelowItsThresholdIsBuiltForOneThread) {
+  // On a 2-thread context, queries of kAmxSerialQueryMacs - 8192 and exactly kAmxSerialQueryMacs
+  // multiply-adds (32 rows of 256, 383 and 384 outputs) built for 2 threads: in bf16 the first
+  // runs on 1 thread where oneDNN's bf16 matmuls run on AMX, the second on 2; in f32 both on 2.
+  // Either way y is the product of the bf16-rounded (bf16) or the given (f32) inputs.
+  const std::int64_t rows = 32, in = 256;
+  ASSERT_EQ(rows * in * 384, kAmxSerialQueryMacs) << "the shapes straddle the threshold";
+  const std::vector<float> x = random_floats(count(rows * in), 12);
+  for (const DType dtype : {DType::bf16, DType::f32}) {
+    OneDnnContext ctx(2, dtype);
+    for (const std::int64_t out : {383, 384}) {
+      SCOPED_TRACE(std::string(dtype == DType::bf16 ? "bf16 " : "f32 ") + std::to_string(out) + " outputs");
+      ParamSource source(InitKind::fast, 8);
+      const LinearParams W = make_linear(source, in, out, false);
+      FusedProjection projection(ctx, rows, W, 2);
+      const bool serial = dtype == DType::bf16 && bf16_matmuls_on_amx() && out == 383;
+      EXPECT_EQ(projection.threads(), serial ? 1 : 2);
+      EXPECT_EQ(omp_get_max_threads(), 2);
+      std::vector<float> y(count(rows * out), std::nanf(""));
+      projection.run(x.data(), y.data());
+      auto as_computed = [&](std::vector<float> v) {  // bf16 rounds each input (nearest even)
+        if (dtype == DType::f32) return v;
+        std::vector<std::uint16_t> bits(v.size());
+        fused::to_bf16(v.data(), static_cast<std::int64_t>(v.size()), bits.data());
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::bit_cast<float>(std::uint32_t{bits[i]} << 16);
+        return v;
+      };
+      LinearParams W_used = W;
+      W_used.weight = as_computed(W.weight);
+      EXPECT_TRUE(near_reference("y", y, ref::linear(widen(as_computed(x)), rows, W_used)));
+    }
+  }
+}
+
 TEST(FusedProjectionPaths, TheLoopStopsExactlyAtTheThresholdAndBothPathsAgreeAcrossIt) {
   // Shapes one multiply-add below and exactly at kSmallProjectionMacs, whatever its value:
   // the path switches there, and both paths compute the same y for the same W and x.

@@ -238,7 +238,8 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
     expect_near_reference(ours, *scorer, p, lengths, s, H, test::tolerance_for(dtype));
 
     // Bit for bit what the same kernels give without any prefetch: the score rows, and the
-    // plain weighted sum of the stored rows (bf16: H rounded) with the step's weights.
+    // streamed weighted sum of the stored rows (bf16: H rounded) with the step's weights,
+    // nothing readable past them.
     std::vector<float> unprefetched(count(p.batch * p.src_len));
     test::compute_scores(*scorer, Impl::fused, shape, s.data(), unprefetched.data());
     std::vector<std::uint16_t> H_bf16(H.size());
@@ -249,11 +250,11 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
       for (std::int64_t j = 0; j < len; ++j)
         EXPECT_EQ(ours.scores[count(b * p.src_len + j)], unprefetched[count(b * p.src_len + j)]) << b << " " << j;
       if (dtype == DType::bf16)
-        fused::weighted_sum_rows(ours.weights.data() + b * p.src_len, H_bf16.data() + first, len, p.enc_dim,
-                                 context.data() + b * p.enc_dim);
+        fused::weighted_sum_rows_streamed(ours.weights.data() + b * p.src_len, H_bf16.data() + first, len, p.enc_dim,
+                                          context.data() + b * p.enc_dim, 0);
       else
-        fused::weighted_sum_rows(ours.weights.data() + b * p.src_len, H.data() + first, len, p.enc_dim,
-                                 context.data() + b * p.enc_dim);
+        fused::weighted_sum_rows_streamed(ours.weights.data() + b * p.src_len, H.data() + first, len, p.enc_dim,
+                                          context.data() + b * p.enc_dim, 0);
     }
     EXPECT_EQ(ours.context, context);
   }

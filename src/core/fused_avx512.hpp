@@ -37,6 +37,8 @@ void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass);
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
+void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
 void tanh_all(const float* x, std::int64_t n, float* y);
 
 }  // namespace attnbench::fused::avx512

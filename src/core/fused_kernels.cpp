@@ -124,17 +124,14 @@ template <class Row>
   }
 }
 
-
 }  // namespace
 
-// One clone per ISA and row type; each inlines its template above.
+// The clones on every CPU: on AVX-512 ones too (fused_avx512's weighted_sum_rows is for rows
+// in the caches).
 ATTNBENCH_ISA_CLONES
-void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
-  weighted_sum_rows_of(w, rows, n, width, out, 0);
-}
-ATTNBENCH_ISA_CLONES
-void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
-  weighted_sum_rows_of(w, rows, n, width, out, 0);
+void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out,
+                                std::int64_t readable) {
+  weighted_sum_rows_of(w, rows, n, width, out, readable);
 }
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
@@ -172,6 +169,15 @@ ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t /*readable*/, PrefetchAlong /*next_pass*/) {
   tanh_dot_rows_of(rows, x, v, n, width, out);
+}
+
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
+  weighted_sum_rows_of(w, rows, n, width, out, 0);
+}
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
+  weighted_sum_rows_of(w, rows, n, width, out, 0);
 }
 
 ATTNBENCH_ISA_CLONES
@@ -243,6 +249,12 @@ void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64
   ATTNBENCH_BEST_LOOP(add_tanh_rows, rows, x, n, width, out);
 }
 void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_LOOP(tanh_all, x, n, y); }
+void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
+  ATTNBENCH_BEST_LOOP(weighted_sum_rows, w, rows, n, width, out);
+}
+void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
+  ATTNBENCH_BEST_LOOP(weighted_sum_rows, w, rows, n, width, out);
+}
 
 double tanh_term_macs() { return avx512_loops() ? 4 : 10; }
 

@@ -1,9 +1,9 @@
 // The loops of the fused attention step (Impl::fused), plain C++ that GCC vectorizes.
 // Each is compiled for AVX-512, for AVX2 + FMA and for baseline x86-64; the loader
-// picks the best one the CPU runs (GCC target_clones). dot_rows and the tanh loops are the
-// exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one stream; a table
-// tanh with neither exp nor division), elsewhere these clones (the tanh ones with
-// fast_tanh). All pointers are row-major, f32 or the bf16 rows below, and must not overlap
+// picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows and the
+// tanh loops are the exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one
+// stream, or, for weighted_sum_rows, summed in registers from the caches; a table tanh with
+// neither exp nor division), elsewhere these clones (the tanh ones with fast_tanh). All pointers are row-major, f32 or the bf16 rows below, and must not overlap
 // an output. Example: dot_rows(keys, q, len, A, e) scores one example.
 #pragma once
 
@@ -61,14 +61,19 @@ double tanh_term_macs();
 // alpha[j] = 0.f for len <= j < src_len; logits[j >= len] are not read. Needs 1 <= len.
 void masked_softmax_row(const float* logits, std::int64_t len, std::int64_t src_len, float* alpha);
 
-// Writes out = sum_{j < n} w[j] rows[j, :]; rows is (n, width), out is (width).
+// Writes out = sum_{j < n} w[j] rows[j, :]; rows is (n, width), out is (width). For rows in
+// the caches: on AVX-512 CPUs along the row in blocks summed over all rows in registers.
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
-// The same sum, bit for bit, over bf16 rows streamed from DRAM: rows is (readable, width)
-// with readable >= n, and the rows past the n summed (give the ones summed next, e.g. the
-// following examples' annotations) are prefetched while these are summed; they are not read
-// and `out` does not depend on them. Converting bf16 in registers leaves the hardware
-// prefetcher behind; from the caches the prefetches only cost (FusedAttend says when).
+// The same sum over rows that stream from DRAM, four rows at a time on every CPU (bit for bit
+// weighted_sum_rows where that runs the clones, up to the order of its additions on AVX-512
+// CPUs). rows is (readable, width) with readable >= n (0: nothing is prefetched), and the
+// rows past the n summed (give the ones summed next, e.g. the following examples'
+// annotations) are prefetched while these are summed; they are not read and `out` does not
+// depend on them. Converting bf16 in registers leaves the hardware prefetcher behind; from
+// the caches the prefetches only cost (FusedAttend says when).
+void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out,
+                                std::int64_t readable);
 void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
                                 float* out, std::int64_t readable);
 

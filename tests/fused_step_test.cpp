@@ -238,8 +238,8 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
     expect_near_reference(ours, *scorer, p, lengths, s, H, test::tolerance_for(dtype));
 
     // Bit for bit what the same kernels give without any prefetch: the score rows, and the
-    // streamed weighted sum of the stored rows (bf16: H rounded) with the step's weights,
-    // nothing readable past them.
+    // streamed weighted sum of the stored rows (bf16: H rounded, nothing readable past them)
+    // with the step's weights.
     std::vector<float> unprefetched(count(p.batch * p.src_len));
     test::compute_scores(*scorer, Impl::fused, shape, s.data(), unprefetched.data());
     std::vector<std::uint16_t> H_bf16(H.size());
@@ -254,7 +254,7 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
                                           context.data() + b * p.enc_dim, 0);
       else
         fused::weighted_sum_rows_streamed(ours.weights.data() + b * p.src_len, H.data() + first, len, p.enc_dim,
-                                          context.data() + b * p.enc_dim, 0);
+                                          context.data() + b * p.enc_dim);
     }
     EXPECT_EQ(ours.context, context);
   }

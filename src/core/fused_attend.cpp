@@ -120,18 +120,17 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   float* alpha_b = alpha + b * src_len_;
   fused::masked_softmax_row(logits + b * src_len_, len, src_len_, alpha_b);
   float* c_b = c + b * enc_dim_;
-  const auto sum = [&](const auto* annotations, std::int64_t readable) {
-    const auto* rows = annotations + b * src_len_ * enc_dim_;
-    if (streams_annotations_)
-      fused::weighted_sum_rows_streamed(alpha_b, rows, len, enc_dim_, c_b, readable);
+  const std::int64_t first = b * src_len_ * enc_dim_;
+  if (!streams_annotations_) {
+    if (annotations_bf16_)
+      fused::weighted_sum_rows(alpha_b, annotations_bf16_ + first, len, enc_dim_, c_b);
     else
-      fused::weighted_sum_rows(alpha_b, rows, len, enc_dim_, c_b);
-  };
-  // f32 rows keep up with the hardware prefetcher: none of their own.
-  if (annotations_bf16_)
-    sum(annotations_bf16_, (batch_ - b) * src_len_);
-  else
-    sum(H, 0);
+      fused::weighted_sum_rows(alpha_b, H + first, len, enc_dim_, c_b);
+  } else if (annotations_bf16_) {
+    fused::weighted_sum_rows_streamed(alpha_b, annotations_bf16_ + first, len, enc_dim_, c_b, (batch_ - b) * src_len_);
+  } else {
+    fused::weighted_sum_rows_streamed(alpha_b, H + first, len, enc_dim_, c_b);
+  }
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {

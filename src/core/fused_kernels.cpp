@@ -129,9 +129,8 @@ template <class Row>
 // The clones on every CPU: on AVX-512 ones too (fused_avx512's weighted_sum_rows is for rows
 // in the caches).
 ATTNBENCH_ISA_CLONES
-void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out,
-                                std::int64_t readable) {
-  weighted_sum_rows_of(w, rows, n, width, out, readable);
+void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
+  weighted_sum_rows_of(w, rows, n, width, out, 0);
 }
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,

@@ -67,13 +67,12 @@ void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::i
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
 // The same sum over rows that stream from DRAM, four rows at a time on every CPU (bit for bit
 // weighted_sum_rows where that runs the clones, up to the order of its additions on AVX-512
-// CPUs). rows is (readable, width) with readable >= n (0: nothing is prefetched), and the
-// rows past the n summed (give the ones summed next, e.g. the following examples'
-// annotations) are prefetched while these are summed; they are not read and `out` does not
-// depend on them. Converting bf16 in registers leaves the hardware prefetcher behind; from
-// the caches the prefetches only cost (FusedAttend says when).
-void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out,
-                                std::int64_t readable);
+// CPUs). f32 rows keep up with the hardware prefetcher. bf16 rows do not (converting them in
+// registers leaves it behind): rows is (readable, width) with readable >= n, and the rows
+// past the n summed (give the ones summed next, e.g. the following examples' annotations) are
+// prefetched while these are summed; they are not read and `out` does not depend on them.
+// From the caches the prefetches only cost (FusedAttend says when).
+void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
                                 float* out, std::int64_t readable);
 

@@ -2,6 +2,7 @@
 --allow-mixed, which then names the host in every row (and compare refuses such a run)."""
 import csv
 import json
+import os
 import pathlib
 import subprocess
 
@@ -57,6 +58,26 @@ def test_merge_refuses_shards_of_cpus_named_alike_with_different_ids(attnbench, 
     assert "build/cpu_id is \"AuthenticAMD family 99 model 1 stepping 0\"" in lines[0], lines[0]
     assert "--allow-mixed" in lines[0], lines[0]
     assert not (tmp_path / "merged").exists()
+
+
+def test_merge_refuses_shards_timed_with_other_fused_loops(attnbench, tmp_path):
+    """A shard timed with ATTNBENCH_FUSED_LOOPS=portable does not mix with one timed with the
+    CPU's best loops (on a CPU without AVX-512 both run the portable ones: nothing to refuse)."""
+    shards = [tmp_path / "best", tmp_path / "portable"]
+    for k, (out, loops) in enumerate(zip(shards, ("best", "portable")), 1):
+        env = dict(os.environ, ATTNBENCH_FUSED_LOOPS=loops)
+        r = subprocess.run([attnbench, "run", *GRID, "--shard", f"{k}/2", "--out", str(out)], capture_output=True,
+                           text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+    recorded = [json.loads((out / "meta.json").read_text())["build"]["fused_loops"] for out in shards]
+    if recorded[0] == recorded[1]:
+        pytest.skip(f"this CPU runs the {recorded[0]} loops either way")
+    r = attn(attnbench, "merge", *map(str, shards), "--out", str(tmp_path / "merged"))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert 'build/fused_loops is "portable"' in lines[0] and "--allow-mixed" in lines[0], lines[0]
+    assert not (tmp_path / "merged").exists()
+    assert attn(attnbench, "merge", *map(str, shards), "--out", str(tmp_path / "mixed"), "--allow-mixed").returncode == 0
 
 
 def test_merge_allow_mixed_names_the_host_in_every_row(attnbench, two_machines, tmp_path):

@@ -22,9 +22,9 @@ namespace attnbench {
 inline constexpr double kParallelStepWork = 96 * 1024;
 
 // True when the step's annotations, stored in `dtype` (B L E x 4 bytes, or x 2 in bf16),
-// stream from DRAM (fused::streams_from_dram), so that the context pass reads them one row
-// after the other (fused::weighted_sum_rows_streamed; in bf16 prefetching the rows it sums
-// next), not in blocks summed in registers over all rows (fused::weighted_sum_rows).
+// stream from DRAM (fused::streams_from_dram), so that the context pass reads them four rows
+// at a time (fused::weighted_sum_rows_streamed; in bf16 prefetching the rows it sums next),
+// not in blocks summed in registers over all rows (fused::weighted_sum_rows).
 bool streams_annotations(const ScorerShape& shape, DType dtype);
 
 // From this many bytes of stored annotations the score pass of a scorer bound by its tanh

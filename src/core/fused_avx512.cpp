@@ -189,7 +189,7 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void over_sum_blocks(std::int64_t
 // fused_projection.hpp (2026-12-04), 1 thread, rows in its L2 (16 examples of 50 x 512): f32
 // 0.80 to 0.88, bf16 0.71 of the clones' time. Not for rows from DRAM or the L3: there (40
 // examples of 50 x 2000 from the L3) it took 1.05 of their time, and in the paper's steps
-// this loop, or one row at a time, 1.02 to 1.17 (weighted_sum_rows_streamed keeps the clones).
+// this loop, or one row at a time, 1.02 to 1.5 (weighted_sum_rows_streamed keeps the clones).
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void weighted_sum_rows_of(const float* w, const Row* rows,
                                                                          std::int64_t n, std::int64_t width,

@@ -3,7 +3,8 @@
 // picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows and the
 // tanh loops are the exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one
 // stream, or, for weighted_sum_rows, summed in registers from the caches; a table tanh with
-// neither exp nor division), elsewhere these clones (the tanh ones with fast_tanh). All pointers are row-major, f32 or the bf16 rows below, and must not overlap
+// neither exp nor division), elsewhere these clones (the tanh ones with fast_tanh). All
+// pointers are row-major, f32 or the bf16 rows below, and must not overlap
 // an output. Example: dot_rows(keys, q, len, A, e) scores one example.
 #pragma once
 

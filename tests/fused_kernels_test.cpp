@@ -523,13 +523,13 @@ TEST(FusedProjectionPaths, TheOneDnnCallIsBuiltForTheThreadsGivenAndRestoresOpen
   }
 }
 
-TEST(FusedProjectionPaths, ABf16QueryOnAmxBelowItsThresholdIsBuiltForOneThread) {
-  // On a 2-thread context, queries of kAmxSerialQueryMacs - 8192 and exactly kAmxSerialQueryMacs
+TEST(FusedProjectionPaths, ABf16QueryBelowItsThresholdIsBuiltForOneThread) {
+  // On a 2-thread context, queries of kSerialBf16QueryMacs - 8192 and exactly kSerialBf16QueryMacs
   // multiply-adds (32 rows of 256, 383 and 384 outputs) built for 2 threads: in bf16 the first
-  // runs on 1 thread where oneDNN's bf16 matmuls run on AMX, the second on 2; in f32 both on 2.
+  // runs on 1 thread, the second on 2; in f32 both on 2.
   // Either way y is the product of the bf16-rounded (bf16) or the given (f32) inputs.
   const std::int64_t rows = 32, in = 256;
-  ASSERT_EQ(rows * in * 384, kAmxSerialQueryMacs) << "the shapes straddle the threshold";
+  ASSERT_EQ(rows * in * 384, kSerialBf16QueryMacs) << "the shapes straddle the threshold";
   const std::vector<float> x = random_floats(count(rows * in), 12);
   for (const DType dtype : {DType::bf16, DType::f32}) {
     OneDnnContext ctx(2, dtype);
@@ -538,7 +538,7 @@ TEST(FusedProjectionPaths, ABf16QueryOnAmxBelowItsThresholdIsBuiltForOneThread) 
       ParamSource source(InitKind::fast, 8);
       const LinearParams W = make_linear(source, in, out, false);
       FusedProjection projection(ctx, rows, W, 2);
-      const bool serial = dtype == DType::bf16 && bf16_matmuls_on_amx() && out == 383;
+      const bool serial = dtype == DType::bf16 && out == 383;
       EXPECT_EQ(projection.threads(), serial ? 1 : 2);
       EXPECT_EQ(omp_get_max_threads(), 2);
       std::vector<float> y(count(rows * out), std::nanf(""));

@@ -33,9 +33,8 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
   if (uses_onednn_) {
     // oneDNN's matmul takes its thread count from OpenMP when it is built (and the
     // primitive cache keys on it): built for one thread, it runs on one.
-    const bool serial_on_amx = ctx.dtype() == DType::bf16 && bf16_matmuls_on_amx() &&
-                               rows * params.in * params.out < kAmxSerialQueryMacs;
-    threads_ = serial_on_amx ? 1 : threads;
+    const bool serial_bf16 = ctx.dtype() == DType::bf16 && rows * params.in * params.out < kSerialBf16QueryMacs;
+    threads_ = serial_bf16 ? 1 : threads;
     const OpenMpThreadsScope scope(threads_);
     op_ = LinearOp(ctx, rows, params);
     return;

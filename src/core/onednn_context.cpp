@@ -50,6 +50,4 @@ std::string effective_isa_name() {
   }
 }
 
-bool bf16_matmuls_on_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx; }
-
 }  // namespace attnbench

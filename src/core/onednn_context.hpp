@@ -51,7 +51,4 @@ std::string onednn_version();
 // The instruction set oneDNN dispatches to here, e.g. "avx512_core_bf16".
 std::string effective_isa_name();
 
-// True when oneDNN runs bf16 matmuls on AMX tiles here (its effective ISA is avx512_core_amx).
-bool bf16_matmuls_on_amx();
-
 }  // namespace attnbench

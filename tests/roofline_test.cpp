@@ -325,6 +325,14 @@ TEST(RooflineMeasure, ReadOnlySumReadsEveryElementOnce) {
       EXPECT_TRUE(positive_finite(measure_read_gbps(threads, elements, 1, 0.0001))) << threads << " threads, " << elements;
 }
 
+// measure_fork_join_us throws unless every region ran on all its threads.
+TEST(RooflineMeasure, ForkAndJoinRunEveryThreadAndTakePositiveTime) {
+  for (const int threads : {2, 3}) {
+    const double us = measure_fork_join_us(threads, 2, 0.001);
+    EXPECT_TRUE(positive_finite(us)) << threads << " threads: " << us;
+  }
+}
+
 TEST(RooflineMeasure, DefaultTriadArraysExceedTheLastLevelCache) {
   EXPECT_GE(default_stream_elements(), std::size_t{16} << 20);
 }
@@ -372,6 +380,14 @@ TEST_F(RooflineRoundTrip, MeasuredJsonLoadsBackUnchanged) {
     EXPECT_EQ(loaded.l2_gbps, p.l2_gbps);
     EXPECT_EQ(loaded.l3_gbps, p.l3_gbps);
     EXPECT_EQ(loaded.l3_fit_bytes, p.l3_fit_bytes);
+    const nlohmann::json& fork_join = doc["threads"][std::to_string(p.threads)]["fork_join_us"];
+    if (p.threads == 1) {
+      EXPECT_TRUE(fork_join.is_null());
+    } else {
+      ASSERT_TRUE(p.fork_join_us.has_value());
+      EXPECT_TRUE(positive_finite(*p.fork_join_us));
+      EXPECT_EQ(fork_join.get<double>(), *p.fork_join_us);
+    }
     ASSERT_EQ(loaded.bf16_gflops.has_value(), p.bf16.has_value());
     if (p.bf16) {
       EXPECT_TRUE(positive_finite(p.bf16->gflops));
@@ -390,9 +406,9 @@ std::string fixed(double value, int decimals) {
 
 TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
   ThreadPeaks one{1, MatmulPeak{111.54, 1536, "brg"}, MatmulPeak{225.66, 2048, "brg"}, "", 22.31, 1, 27.04, 151.2, 60.55,
-                  120.0 * (1 << 20)};
+                  120.0 * (1 << 20), std::nullopt};
   ThreadPeaks two{2, MatmulPeak{225.04, 2048, "brg"}, std::nullopt, "no bf16", 32.75, 1, std::nullopt,
-                  std::nullopt, std::nullopt, std::nullopt};
+                  std::nullopt, std::nullopt, std::nullopt, 2.716};
   const std::string table = roofline_table({one, two});
   std::vector<std::string> lines;
   for (std::size_t start = 0, end; (end = table.find('\n', start)) != std::string::npos; start = end + 1)
@@ -400,11 +416,11 @@ TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
   ASSERT_EQ(lines.size(), 3u) << table;
   EXPECT_EQ(lines[1].rfind("1 ", 0), 0u) << lines[1];
   const std::vector<std::string> first = {"111.5 (n=1536)", "225.7 (n=2048)", "22.3", "27.0", "151.2",
-                                          "60.5 (120 MiB)", fixed(111.54 / 22.31, 2)};
+                                          "60.5 (120 MiB)", fixed(111.54 / 22.31, 2), "n/a"};
   for (const std::string& cell : first)
     EXPECT_NE(lines[1].find(cell), std::string::npos) << cell << " in " << lines[1];
   EXPECT_EQ(lines[2].rfind("2 ", 0), 0u) << lines[2];
-  const std::vector<std::string> second = {"225.0 (n=2048)", "n/a", "32.8", fixed(225.04 / 32.75, 2)};
+  const std::vector<std::string> second = {"225.0 (n=2048)", "n/a", "32.8", fixed(225.04 / 32.75, 2), "2.72"};
   for (const std::string& cell : second)
     EXPECT_NE(lines[2].find(cell), std::string::npos) << cell << " in " << lines[2];
 }

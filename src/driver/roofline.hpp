@@ -13,8 +13,10 @@
 //             "l2_gbps": 150.0,          the same over half of each thread's L2
 //             "l3_gbps": 60.0,           the same over the largest half, quarter, ... of the L3 that
 //                                        reads >= 1.5x faster than DRAM (measure_l3_roof)
-//             "l3_fit_bytes": 33554432}, twice that array: the working sets that read at l3_gbps;
+//             "l3_fit_bytes": 33554432,  twice that array: the working sets that read at l3_gbps;
 //                                        each null when not measured
+//             "fork_join_us": null},     median us of an empty OpenMP parallel region on that
+//                                        many threads (null for 1); the loader ignores it
 //       "2": {...}
 //     },
 //     "caches": {"l2_bytes": 1048576,    one core's L2 and the (shared) L3, 0 when unknown

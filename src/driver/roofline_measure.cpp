@@ -231,6 +231,22 @@ double measure_read_gbps(int threads, std::size_t elements, int repetitions, dou
   return sizeof(float) * static_cast<double>(elements) * static_cast<double>(passes) / ns;
 }
 
+double measure_fork_join_us(int threads, int repetitions, double seconds) {
+  int joined = threads;
+  const double ns = median_ns_per_call(
+      [&] {
+        int count = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : count)
+        count += 1;
+        joined = std::min(joined, count);
+      },
+      repetitions, seconds);
+  if (joined != threads)
+    throw std::runtime_error("fork and join: a region of " + std::to_string(threads) + " threads ran on " +
+                             std::to_string(joined));
+  return ns / 1000.0;
+}
+
 std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
                                          const std::function<double(double bytes)>& read_gbps_at) {
   const double smallest = std::max(2 * l2_bytes_all_threads, 64.0 * 1024);
@@ -265,6 +281,7 @@ ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
       peaks.l3_gbps = roof->gbps;
       peaks.l3_fit_bytes = roof->fit_bytes;
     }
+  if (threads > 1) peaks.fork_join_us = measure_fork_join_us(threads, settings.repetitions, settings.seconds);
   return peaks;
 }
 
@@ -284,7 +301,8 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
                                                  {"read_gbps", optional(p.read_gbps)},
                                                  {"l2_gbps", optional(p.l2_gbps)},
                                                  {"l3_gbps", optional(p.l3_gbps)},
-                                                 {"l3_fit_bytes", optional(p.l3_fit_bytes)}};
+                                                 {"l3_fit_bytes", optional(p.l3_fit_bytes)},
+                                                 {"fork_join_us", optional(p.fork_join_us)}};
     if (impl["f32"].is_null()) impl["f32"] = p.f32.impl;
     if (p.bf16 && impl["bf16"].is_null()) impl["bf16"] = p.bf16->impl;
     if (!p.bf16 && bf16_reason.is_null()) bf16_reason = p.bf16_reason;
@@ -310,9 +328,10 @@ nlohmann::json roofline_json(const std::vector<ThreadPeaks>& peaks, const Roofli
 
 std::string roofline_table(const std::vector<ThreadPeaks>& peaks) {
   std::ostringstream out;
-  char line[192];
-  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %12s %18s %10s %14s\n", "threads", "f32 GFLOP/s",
-                "bf16 GFLOP/s", "triad GB/s", "read GB/s", "L3 GB/s (fit)", "L2 GB/s", "ridge flop/B");
+  char line[224];
+  std::snprintf(line, sizeof line, "%-8s %18s %18s %12s %12s %18s %10s %14s %15s\n", "threads", "f32 GFLOP/s",
+                "bf16 GFLOP/s", "triad GB/s", "read GB/s", "L3 GB/s (fit)", "L2 GB/s", "ridge flop/B",
+                "fork+join us");
   out << line;
   const auto optional = [](const std::optional<double>& v) { return v ? fixed(*v, 1) : std::string("n/a"); };
   for (const ThreadPeaks& p : peaks) {
@@ -320,9 +339,10 @@ std::string roofline_table(const std::vector<ThreadPeaks>& peaks) {
     const std::string bf16 = p.bf16 ? fixed(p.bf16->gflops, 1) + " (n=" + std::to_string(p.bf16->size) + ")" : "n/a";
     const std::string l3 = optional(p.l3_gbps) +
                            (p.l3_fit_bytes ? " (" + fixed(*p.l3_fit_bytes / (1 << 20), 0) + " MiB)" : std::string());
-    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %12s %18s %10s %14s\n", p.threads, f32.c_str(),
+    const std::string fork_join = p.fork_join_us ? fixed(*p.fork_join_us, 2) : std::string("n/a");
+    std::snprintf(line, sizeof line, "%-8d %18s %18s %12s %12s %18s %10s %14s %15s\n", p.threads, f32.c_str(),
                   bf16.c_str(), fixed(p.gbps, 1).c_str(), optional(p.read_gbps).c_str(), l3.c_str(),
-                  optional(p.l2_gbps).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str());
+                  optional(p.l2_gbps).c_str(), fixed(p.f32.gflops / p.gbps, 2).c_str(), fork_join.c_str());
     out << line;
   }
   return out.str();

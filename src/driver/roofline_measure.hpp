@@ -42,6 +42,7 @@ struct ThreadPeaks {
   std::optional<double> l3_gbps;    // the L3 as measure_l3_roof finds it; unset when that cache's
                                     // size is unknown or no part of it reads faster than DRAM
   std::optional<double> l3_fit_bytes;  // the bytes that read at l3_gbps (CacheRoof::fit_bytes)
+  std::optional<double> fork_join_us;  // measure_fork_join_us; unset for 1 thread (no fork)
 };
 
 // A cache level's read-only roof: its GB/s and the working set that reads at that rate.
@@ -91,6 +92,11 @@ double measure_stream_gbps(int threads, std::size_t elements, int repetitions, d
 // threads (each reads its own part, first touched by it), 4 bytes per element; each call
 // reads the array as many times as make 64 MiB, so small (cached) arrays are timed too.
 double measure_read_gbps(int threads, std::size_t elements, int repetitions, double seconds);
+
+// Median microseconds of one empty OpenMP parallel region on `threads` threads: the fork
+// and the join that every parallel step pays once per region, whatever its size.
+// Throws when the region runs on fewer threads.
+double measure_fork_join_us(int threads, int repetitions, double seconds);
 
 // Every figure at one thread count, on a OneDnnContext with that many threads.
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings);

@@ -265,29 +265,43 @@ INSTANTIATE_TEST_SUITE_P(AllScorers, FusedStep, ::testing::ValuesIn(all_scorer_n
 
 // --- dot and scaled_dot: from the keys or from H with the folded query -------------------------
 
-TEST(FusedDotAlgorithm, WorkOfBothPathsAndTheChoice) {
+TEST(FusedDotAlgorithm, WorkOfEachPathAndTheChoice) {
   // Paper sizes B80 L50 E2000 D1000 A1000: the keys path reads W and the keys (1M + 4M
-  // floats, 80M + 4M multiply-adds), the folded one U^T W (2M floats) for 160M + 8M
-  // multiply-adds: at 16 multiply-adds per float the keys win.
+  // floats, 80M + 4M multiply-adds), the state keys only theirs (4M floats, 4M
+  // multiply-adds), the folded query U^T W (2M floats) for 160M + 8M multiply-adds: at 16
+  // multiply-adds per float the state keys win, then the keys.
   const ScorerShape paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
-  const DotStepWork keys = dot_step_work(paper, false), folded = dot_step_work(paper, true);
+  const DotStepWork keys = dot_step_work(paper, DotPath::keys), state = dot_step_work(paper, DotPath::state_keys),
+                    folded = dot_step_work(paper, DotPath::annotations);
   EXPECT_DOUBLE_EQ(keys.floats, 1e6 + 4e6);
   EXPECT_DOUBLE_EQ(keys.macs, 80e6 + 4e6);
+  EXPECT_DOUBLE_EQ(state.floats, 4e6);
+  EXPECT_DOUBLE_EQ(state.macs, 4e6);
   EXPECT_DOUBLE_EQ(folded.floats, 2e6);
   EXPECT_DOUBLE_EQ(folded.macs, 160e6 + 8e6);
   EXPECT_DOUBLE_EQ(keys.cost(), 5e6 + 84e6 / kMacsPerFloatRead);  // 48 MB of keys and H: from DRAM
-  EXPECT_FALSE(dot_scores_from_annotations(paper));
-  // The lesson: keys 640 + 640 floats, folded 320 floats and 640 + 320 multiply-adds.
-  EXPECT_DOUBLE_EQ(dot_step_work(lesson, false).floats, 1280);
-  EXPECT_DOUBLE_EQ(dot_step_work(lesson, true).macs, 960);
-  EXPECT_TRUE(dot_scores_from_annotations(lesson));
+  EXPECT_LT(keys.cost(), folded.cost());
+  EXPECT_EQ(fused_dot_path(paper), DotPath::state_keys);
+  // The lesson: keys 640 + 640 floats, state keys 400 floats and 400 multiply-adds (500 at 4
+  // a float), folded 320 floats and 640 + 320 multiply-adds (560).
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, DotPath::keys).floats, 1280);
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, DotPath::state_keys).cost(), 500);
+  EXPECT_DOUBLE_EQ(dot_step_work(lesson, DotPath::annotations).cost(), 560);
+  EXPECT_EQ(fused_dot_path(lesson), DotPath::state_keys);
   // The mid size B32 L50 E512 D256 A256: keys and H 4.9 MB, from the L3 at 4 multiply-adds
-  // a float: keys 475K floats + 2.5M / 4 against folded 131K + 5.0M / 4, so the keys win
-  // (at 16 the folded query would: 632K against 446K).
+  // a float: keys 475K floats + 2.5M / 4, state keys 410K + 410K / 4, folded 131K + 5.0M / 4.
   const ScorerShape mid{32, 50, 512, 256, 256};
-  EXPECT_DOUBLE_EQ(dot_step_work(mid, false).macs_per_float, kMacsPerCachedFloatRead);
-  EXPECT_DOUBLE_EQ(dot_step_work(mid, false).cost(), 256.0 * 256 + 32 * 50 * 256 + (32.0 * 256 * 256 + 32 * 50 * 256) / 4);
-  EXPECT_FALSE(dot_scores_from_annotations(mid));
+  EXPECT_DOUBLE_EQ(dot_step_work(mid, DotPath::keys).macs_per_float, kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(mid, DotPath::keys).cost(),
+                   256.0 * 256 + 32 * 50 * 256 + (32.0 * 256 * 256 + 32 * 50 * 256) / 4);
+  EXPECT_DOUBLE_EQ(dot_step_work(mid, DotPath::state_keys).cost(), 32.0 * 50 * 256 * 1.25);
+  EXPECT_EQ(fused_dot_path(mid), DotPath::state_keys);
+  // D > A: state keys would cost more a sequence than U h_j, so they are never taken, even
+  // where their step would be cheapest (B8 L20 E64 D48 A40: 7.7K floats and multiply-adds
+  // against the keys' 8.3K floats and 21.8K multiply-adds).
+  const ScorerShape wide_state{8, 20, 256, 48, 40};
+  EXPECT_LT(dot_step_work(wide_state, DotPath::state_keys).cost(), dot_step_work(wide_state, DotPath::keys).cost());
+  EXPECT_EQ(fused_dot_path(wide_state), DotPath::keys);
 }
 
 TEST(FusedDotAlgorithm, CachedOrNotByTheBytesEachPathStreams) {
@@ -295,10 +309,12 @@ TEST(FusedDotAlgorithm, CachedOrNotByTheBytesEachPathStreams) {
   EXPECT_DOUBLE_EQ(macs_per_float_read(16.0 * 1024 * 1024 + 4), kMacsPerFloatRead);
   // B64 L64 E1024 A512: H alone is 16 MiB (the folded path, cached), the keys and H 24 MiB (DRAM).
   const ScorerShape shape{64, 64, 1024, 8, 512};
-  EXPECT_DOUBLE_EQ(dot_step_work(shape, true).macs_per_float, kMacsPerCachedFloatRead);
-  EXPECT_DOUBLE_EQ(dot_step_work(shape, false).macs_per_float, kMacsPerFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(shape, DotPath::annotations).macs_per_float, kMacsPerCachedFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(shape, DotPath::keys).macs_per_float, kMacsPerFloatRead);
+  // H and the state keys (8 wide): 16.1 MiB, just past the L3 share.
+  EXPECT_DOUBLE_EQ(dot_step_work(shape, DotPath::state_keys).macs_per_float, kMacsPerFloatRead);
   const ScorerShape paper{80, 50, 2000, 1000, 1000};  // 32 MB of H
-  EXPECT_DOUBLE_EQ(dot_step_work(paper, true).macs_per_float, kMacsPerFloatRead);
+  EXPECT_DOUBLE_EQ(dot_step_work(paper, DotPath::annotations).macs_per_float, kMacsPerFloatRead);
 }
 
 TEST(FusedStepSplit, RangesCoverEveryExampleOnceWithEdgesNearTheirShare) {
@@ -337,13 +353,15 @@ TEST(FusedStepSplit, RangesCoverEveryExampleOnceWithEdgesNearTheirShare) {
 
 class FusedDotPaths : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(FusedDotPaths, BothPathsMatchReferenceMaskedOnOneAndTwoThreads) {
-  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W; with
-  // E < A the folded query is cheaper in floats and multiply-adds.
-  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 17, 33, 34};
-  ASSERT_FALSE(dot_scores_from_annotations(from_keys));
-  ASSERT_TRUE(dot_scores_from_annotations(from_annotations));
-  for (const ScorerShape& shape : {from_keys, from_annotations})
+TEST_P(FusedDotPaths, EveryPathMatchesReferenceMaskedOnOneAndTwoThreads) {
+  // Wide E and D with a narrow A and few positions: the keys are cheaper than U^T W (and D > A
+  // rules out the state keys); with E < A the folded query is cheaper in floats and
+  // multiply-adds; with a narrow D the state keys beat both.
+  const ScorerShape from_keys{3, 5, 64, 48, 4}, from_annotations{3, 17, 17, 33, 34}, from_state_keys{3, 5, 16, 8, 24};
+  ASSERT_EQ(fused_dot_path(from_keys), DotPath::keys);
+  ASSERT_EQ(fused_dot_path(from_annotations), DotPath::annotations);
+  ASSERT_EQ(fused_dot_path(from_state_keys), DotPath::state_keys);
+  for (const ScorerShape& shape : {from_keys, from_annotations, from_state_keys})
     for (int threads : {1, 2}) {
       SCOPED_TRACE("E " + std::to_string(shape.enc_dim) + ", threads " + std::to_string(threads));
       const std::vector<std::int64_t> lengths = {shape.src_len, 2, shape.src_len - 1};
@@ -417,7 +435,7 @@ TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
       {"dot", positions * 48},                  {"scaled_dot", positions * 48},
       {"general", positions * 32},              {"location", positions},  // one copy per position
       {"mlp", fused::tanh_term_macs() * positions * 64}};
-  ASSERT_TRUE(dot_scores_from_annotations(shape));
+  ASSERT_EQ(fused_dot_path(shape), DotPath::annotations);
   ASSERT_EQ(expected.size(), all_scorer_names().size());
   ParamSource source(InitKind::fast, 1);
   for (const std::string& scorer : all_scorer_names()) {

@@ -24,15 +24,21 @@ class DotScorer final : public Scorer {
 
   void build(OneDnnContext& ctx, Impl impl) override {
     impl_ = impl;
-    from_annotations_ = impl == Impl::fused && dot_scores_from_annotations(shape_);
+    path_ = impl == Impl::fused ? fused_dot_path(shape_) : DotPath::keys;
     bf16_rows_ = impl == Impl::fused && ctx.dtype() == DType::bf16;
     const std::int64_t B = shape_.batch, L = shape_.src_len, A = shape_.attn_dim, E = shape_.enc_dim;
     const int step_threads = fused_step_threads(ctx.threads(), shape_, fused_score_work(shape_));
-    if (bf16_rows_) rows_bf16_.assign(static_cast<std::size_t>(B * L * (from_annotations_ ? E : A)), 0);
-    if (from_annotations_) {
+    if (bf16_rows_) rows_bf16_.assign(static_cast<std::size_t>(B * L * row_width()), 0);
+    if (path_ == DotPath::annotations) {
       // e_j = (scale U^T W s) . h_j: one (E, D) matrix, then no keys at all.
       fused_query_op_ = FusedProjection(ctx, B, folded_query_weights(), step_threads);
       query_.assign(static_cast<std::size_t>(B * E), 0.f);
+      return;
+    }
+    if (path_ == DotPath::state_keys) {
+      // e_j = s . (scale W^T U h_j): keys of width D, and s is the query.
+      keys_op_ = LinearOp(ctx, B * L, folded_key_weights());
+      keys_.assign(static_cast<std::size_t>(B * L * shape_.dec_dim), 0.f);
       return;
     }
     keys_op_ = LinearOp(ctx, B * L, U_);
@@ -48,10 +54,11 @@ class DotScorer final : public Scorer {
 
   void prepare(const float* H) override {
     annotations_ = H;
-    if (!from_annotations_) keys_op_.run(H, keys_.data());
+    if (path_ != DotPath::annotations) keys_op_.run(H, keys_.data());
     if (impl_ == Impl::onednn) dot_.bind_keys(keys_.data());
     if (bf16_rows_)
-      fused::to_bf16(from_annotations_ ? H : keys_.data(), static_cast<std::int64_t>(rows_bf16_.size()), rows_bf16_.data());
+      fused::to_bf16(path_ == DotPath::annotations ? H : keys_.data(), static_cast<std::int64_t>(rows_bf16_.size()),
+                     rows_bf16_.data());
   }
 
   void score(const float* s, float* e) override {
@@ -59,26 +66,47 @@ class DotScorer final : public Scorer {
     dot_.run(query_.data(), e);
   }
 
-  void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
+  void fused_query(const float* s) override {
+    if (path_ == DotPath::state_keys)
+      state_ = s;
+    else
+      fused_query_op_.run(s, query_.data());
+  }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {
-    const std::int64_t L = shape_.src_len, width = from_annotations_ ? shape_.enc_dim : shape_.attn_dim;
-    const float* q = query_.data() + b * width;
+    const std::int64_t L = shape_.src_len, width = row_width();
+    const float* q = path_ == DotPath::state_keys ? state_ + b * width : query_.data() + b * width;
     if (bf16_rows_)
       fused::dot_rows(rows_bf16_.data() + b * L * width, q, len, width, e_b);
     else
-      fused::dot_rows((from_annotations_ ? annotations_ : keys_.data()) + b * L * width, q, len, width, e_b);
+      fused::dot_rows((path_ == DotPath::annotations ? annotations_ : keys_.data()) + b * L * width, q, len, width, e_b);
   }
 
-  // The per-example rows: B L E multiply-adds from H, B L A from the keys.
+  // The per-example rows: B L times the width of the rows the path scores.
   double fused_score_work(const ScorerShape& shape) const override {
-    const std::int64_t width = dot_scores_from_annotations(shape) ? shape.enc_dim : shape.attn_dim;
-    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(width);
+    return static_cast<double>(shape.batch * shape.src_len) * static_cast<double>(scored_width(shape, fused_dot_path(shape)));
   }
 
   const std::uint16_t* fused_annotations_bf16() const override {
-    return bf16_rows_ && from_annotations_ ? rows_bf16_.data() : nullptr;
+    return bf16_rows_ && path_ == DotPath::annotations ? rows_bf16_.data() : nullptr;
+  }
+
+  // The width of the rows a path scores: A (keys), D (state keys) or E (H).
+  static std::int64_t scored_width(const ScorerShape& shape, DotPath path) {
+    return path == DotPath::keys ? shape.attn_dim : path == DotPath::state_keys ? shape.dec_dim : shape.enc_dim;
+  }
+  std::int64_t row_width() const { return scored_width(shape_, path_); }
+
+  // scale W^T U as the weight (D, E) of a Linear(E, D): folded_query_weights() transposed.
+  LinearParams folded_key_weights() const {
+    const std::int64_t D = shape_.dec_dim, E = shape_.enc_dim;
+    const LinearParams query = folded_query_weights();
+    LinearParams keys{E, D, std::vector<float>(query.weight.size()), {}};
+    for (std::int64_t i = 0; i < E; ++i)
+      for (std::int64_t d = 0; d < D; ++d)
+        keys.weight[static_cast<std::size_t>(d * E + i)] = query.weight[static_cast<std::size_t>(i * D + d)];
+    return keys;
   }
 
   // scale U^T W as the weight (E, D) of a Linear(D, E): row i is scale sum_a U[a, i] W[a, :],
@@ -146,12 +174,13 @@ class DotScorer final : public Scorer {
   BatchedDotBackward dot_back_;
   std::vector<float> dkeys_, dquery_;
   Impl impl_ = Impl::onednn;
-  bool from_annotations_ = false;  // fused: q = scale U^T W s (B, E) against H, no keys
-  bool bf16_rows_ = false;         // fused on a bf16 context: rows_bf16_ holds the scored rows
+  DotPath path_ = DotPath::keys;  // onednn: always keys; fused: fused_dot_path
+  bool bf16_rows_ = false;        // fused on a bf16 context: rows_bf16_ holds the scored rows
   std::vector<std::uint16_t> rows_bf16_;  // H or the keys as bf16 (fused::to_bf16), per sequence
   FusedProjection fused_query_op_;
-  std::vector<float> keys_, query_;  // query_: (B, A), or (B, E) from the annotations
+  std::vector<float> keys_, query_;  // keys_: (B, L, A), or (B, L, D) for state keys; query_: (B, A) or (B, E)
   const float* annotations_ = nullptr;  // H of the last prepare()
+  const float* state_ = nullptr;        // the s of the last fused_query() (state keys)
 };
 
 std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& shape) {
@@ -160,16 +189,28 @@ std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& sh
 
 }  // namespace
 
-bool dot_scores_from_annotations(const ScorerShape& shape) {
-  return dot_step_work(shape, true).cost() < dot_step_work(shape, false).cost();
+DotPath fused_dot_path(const ScorerShape& shape) {
+  DotPath best = DotPath::keys;
+  for (const DotPath path : {DotPath::state_keys, DotPath::annotations}) {
+    if (path == DotPath::state_keys && shape.dec_dim > shape.attn_dim) continue;
+    if (dot_step_work(shape, path).cost() < dot_step_work(shape, best).cost()) best = path;
+  }
+  return best;
 }
 
-DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations) {
+DotStepWork dot_step_work(const ScorerShape& shape, DotPath path) {
   const double B = static_cast<double>(shape.batch), L = static_cast<double>(shape.src_len),
                E = static_cast<double>(shape.enc_dim), D = static_cast<double>(shape.dec_dim),
                A = static_cast<double>(shape.attn_dim);
   constexpr double kFloatBytes = sizeof(float);
-  if (from_annotations) return {E * D, B * D * E + B * L * E, macs_per_float_read(B * L * E * kFloatBytes)};
+  switch (path) {
+    case DotPath::annotations:
+      return {E * D, B * D * E + B * L * E, macs_per_float_read(B * L * E * kFloatBytes)};
+    case DotPath::state_keys:
+      return {B * L * D, B * L * D, macs_per_float_read(B * L * (D + E) * kFloatBytes)};
+    case DotPath::keys:
+      break;
+  }
   return {A * D + B * L * A, B * D * A + B * L * A, macs_per_float_read(B * L * (A + E) * kFloatBytes)};
 }
 
@@ -183,10 +224,9 @@ std::unique_ptr<Scorer> make_dot(ParamSource& source, const ScorerShape& shape, 
 
 namespace {
 
-// Whether p's step is the fused dot scoring from H (dot_scores_from_annotations).
-bool fused_from_annotations(const Problem& p) {
-  return p.impl == Impl::fused &&
-         dot_scores_from_annotations({p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim});
+// The algorithm of p's step: fused_dot_path for the fused impl, the keys for oneDNN.
+DotPath step_path(const Problem& p) {
+  return p.impl == Impl::fused ? fused_dot_path({p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim}) : DotPath::keys;
 }
 
 }  // namespace
@@ -194,16 +234,25 @@ bool fused_from_annotations(const Problem& p) {
 StageCost dot_score_cost(const Problem& p, bool scaled) {
   const CostSizes s(p);
   const double rows = streamed_element_bytes(p);
-  if (fused_from_annotations(p))
+  const DotPath path = step_path(p);
+  if (path == DotPath::annotations)
     return linear_cost(s.B, s.D, s.E) + StageCost{2 * s.B * s.L * s.E, rows * s.B * s.L * s.E + 4 * s.B * s.L};
+  if (path == DotPath::state_keys) return state_keys_score_cost(p);
   const double scale = scaled && p.impl == Impl::onednn ? s.B * s.L : 0;  // fused: in q
   return linear_cost(s.B, s.D, s.A) + StageCost{2 * s.B * s.L * s.A + scale, rows * s.B * s.L * s.A + 4 * s.B * s.L};
 }
 
-StageCost dot_keys_cost(const Problem& p) { return fused_from_annotations(p) ? StageCost{} : projected_keys_cost(p); }
+StageCost dot_keys_cost(const Problem& p) {
+  switch (step_path(p)) {
+    case DotPath::annotations: return StageCost{};
+    case DotPath::state_keys: return state_keys_cost(p);
+    case DotPath::keys: break;
+  }
+  return projected_keys_cost(p);
+}
 
 StageCost dot_step_cost(const Problem& p, StageCost score, StageCost attend) {
-  if (!fused_from_annotations(p)) return score + attend;
+  if (step_path(p) != DotPath::annotations) return score + attend;
   const CostSizes s(p);
   return score + attend + StageCost{0, -streamed_element_bytes(p) * s.B * s.L * s.E};
 }

@@ -27,12 +27,20 @@ inline constexpr double kCachedStepBytes = 16.0 * 1024 * 1024;
 // kMacsPerFloatRead. Counted as f32 (bf16 rows take half: the choice errs towards DRAM).
 double macs_per_float_read(double step_bytes);
 
+// The fused dot/scaled_dot's three algorithms for e_j = scale (W s) . (U h_j):
+//   keys:        q = scale W s per step against the keys U h_j (B, L, A) of the sequence;
+//   state_keys:  s itself against keys M h_j (B, L, D), M = scale W^T U (D, E) folded once
+//                when built: no query at all per step (general's step with M for its W);
+//   annotations: q = (scale U^T W) s (B, E) per step against H itself, no keys.
+enum class DotPath { keys, state_keys, annotations };
+
 // What scoring costs in one fused dot/scaled_dot step beyond what the step needs anyway
 // (reading H and s for the context, writing e): floats read and multiply-adds.
-//   from keys:        W (A, D) and the keys U h_j (B, L, A);  B D A + B L A multiply-adds;
-//                     streams the keys and H;
-//   from annotations: scale U^T W (E, D), H being read anyway; B D E + B L E multiply-adds;
-//                     streams H.
+//   keys:        W (A, D) and the keys (B, L, A); B D A + B L A multiply-adds; streams the
+//                keys and H;
+//   state_keys:  the keys (B, L, D); B L D multiply-adds; streams the keys and H;
+//   annotations: scale U^T W (E, D), H being read anyway; B D E + B L E multiply-adds;
+//                streams H.
 // Scoring from H saves the keys' traffic (the context reads H in the same pass, from cache)
 // but costs B D E multiply-adds for the folded query instead of B D A.
 struct DotStepWork {
@@ -41,17 +49,19 @@ struct DotStepWork {
   double cost() const { return floats + macs / macs_per_float; }
 };
 
-DotStepWork dot_step_work(const ScorerShape& shape, bool from_annotations);
+DotStepWork dot_step_work(const ScorerShape& shape, DotPath path);
 
-// Whether the fused dot scores from H with the folded query (e_j = (scale U^T W s) . h_j):
-// when that costs less (DotStepWork::cost) than scoring the keys.
-bool dot_scores_from_annotations(const ScorerShape& shape);
+// The fused dot's algorithm at `shape`: the one whose step costs least (DotStepWork::cost),
+// state_keys only when D <= A, so that its keys (B L E D multiply-adds a sequence) cost no
+// more than U h_j's (B L E A).
+DotPath fused_dot_path(const ScorerShape& shape);
 
 // Cost of one `score` step at p: q = W s, then q . k_j per position and the scale (oneDNN;
-// the fused q carries it); the fused dot scoring from H: q = (scale U^T W) s, then q . h_j.
+// the fused q carries it); the fused dot from state keys: s . k_j (k_j = M h_j); from H:
+// q = (scale U^T W) s, then q . h_j.
 StageCost dot_score_cost(const Problem& p, bool scaled);
 
-// Cost of keys K = U h_j; none for the fused dot scoring from H.
+// Cost of keys K = U h_j; M h_j for the fused dot from state keys; none from H.
 StageCost dot_keys_cost(const Problem& p);
 
 // The step's cost from its parts (ScorerInfo::step_cost): the fused dot scoring from H

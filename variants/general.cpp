@@ -100,26 +100,10 @@ std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& sha
 
 }  // namespace
 
-namespace {
-
-// keys: K = W h_j, W: Linear(enc_dim, dec_dim).
-StageCost general_keys_cost(const Problem& p) {
-  const CostSizes s(p);
-  return linear_cost(s.B * s.L, s.E, s.D);
-}
-
-// score: s . k_j per position, no projection of s.
-StageCost general_score_cost(const Problem& p) {
-  const CostSizes s(p);
-  return {2 * s.B * s.L * s.D, streamed_element_bytes(p) * s.B * s.L * s.D + 4 * (s.B * s.D + s.B * s.L)};
-}
-
-}  // namespace
-
 ScorerInfo scorer_info_general() {
   return {"general", "e_tj = s_{t-1} . (W h_j)", "W: Linear(enc_dim, dec_dim); no bias (attn_dim unused)",
           "Luong, Pham, Manning 2015, arXiv:1508.04025 (general)", make_general,
-          {{"W", "Linear", "enc_dim", "dec_dim", false}}, general_keys_cost, general_score_cost, score_then_attend};
+          {{"W", "Linear", "enc_dim", "dec_dim", false}}, state_keys_cost, state_keys_score_cost, score_then_attend};
 }
 
 }  // namespace attnbench

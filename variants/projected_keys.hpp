@@ -26,4 +26,17 @@ inline StageCost projected_keys_cost(const Problem& p) {
   return linear_cost(s.B * s.L, s.E, s.A);
 }
 
+// Keys in the decoder state's space, K = M h_j with M: Linear(enc_dim, dec_dim) (general's
+// W; the fused dot's scale W^T U), over every example and position.
+inline StageCost state_keys_cost(const Problem& p) {
+  const CostSizes s(p);
+  return linear_cost(s.B * s.L, s.E, s.D);
+}
+
+// One step's scores against such keys: s . k_j per position, no projection of s.
+inline StageCost state_keys_score_cost(const Problem& p) {
+  const CostSizes s(p);
+  return {2 * s.B * s.L * s.D, streamed_element_bytes(p) * s.B * s.L * s.D + 4 * (s.B * s.D + s.B * s.L)};
+}
+
 }  // namespace attnbench

@@ -504,29 +504,62 @@ INSTANTIATE_TEST_SUITE_P(
       return name.str();
     });
 
-TEST(FusedProjectionPaths, TheOneDnnCallIsBuiltForTheThreadsGivenAndRestoresOpenMps) {
-  // On a 2-thread context, a 32 x 64 x 64 query built for 1 thread (a serial step's) and for
-  // 2: the same values, and OpenMP's thread count is the context's again afterwards.
+TEST(FusedProjectionPaths, AParallelStepsQueryHasAPartPerThreadAndRestoresOpenMps) {
+  // On a 2-thread context, a 33 x 64 x 64 query built for 1 thread (a serial step's), 2 and 3:
+  // that many parts of 16 or 17, 11 rows; run() and the parts run by as many threads write
+  // the same values, and OpenMP's thread count is the context's again afterwards.
+  ParamSource source(InitKind::fast, 7);
+  const std::int64_t rows = 33;
+  const LinearParams W = make_linear(source, 64, 64, false);
+  const std::vector<float> x = random_floats(count(rows * 64), 11);
+  const std::vector<double> ref = ref::linear(widen(x), rows, W);
+  OneDnnContext ctx(2);
+  for (const int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    FusedProjection projection(ctx, rows, W, threads);
+    EXPECT_TRUE(projection.uses_onednn());
+    EXPECT_EQ(projection.parts(), threads);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+    std::vector<float> whole(count(rows * 64), std::nanf("")), in_parts = whole;
+    projection.run(x.data(), whole.data());
+    EXPECT_TRUE(near_reference("run", whole, ref));
+    std::vector<RowRange> written(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    written[static_cast<std::size_t>(omp_get_thread_num())] =
+        projection.run_part(x.data(), in_parts.data(), omp_get_thread_num(), omp_get_num_threads());
+    EXPECT_EQ(in_parts, whole);
+    for (int part = 0; part < threads; ++part) {
+      EXPECT_EQ(written[static_cast<std::size_t>(part)].first, rows * part / threads) << "part " << part;
+      EXPECT_EQ(written[static_cast<std::size_t>(part)].count, rows * (part + 1) / threads - rows * part / threads);
+    }
+  }
+}
+
+TEST(FusedProjectionPaths, PartsOtherThanItsOwnLeaveEveryRowToPartZero) {
+  // A query of 2 parts called as 1 part writes every row; one of 1 part called as 2 parts
+  // writes every row in part 0 and none in part 1.
   ParamSource source(InitKind::fast, 7);
   const LinearParams W = make_linear(source, 64, 64, false);
-  const std::vector<float> x = random_floats(count(32 * 64), 11);
+  const std::vector<float> x = random_floats(count(8 * 64), 13);
+  const std::vector<double> ref = ref::linear(widen(x), 8, W);
   OneDnnContext ctx(2);
-  for (const int threads : {1, 2}) {
-    SCOPED_TRACE("threads " + std::to_string(threads));
-    FusedProjection projection(ctx, 32, W, threads);
-    EXPECT_TRUE(projection.uses_onednn());
-    EXPECT_EQ(projection.threads(), threads);
-    EXPECT_EQ(omp_get_max_threads(), 2);
-    std::vector<float> y(count(32 * 64), std::nanf(""));
-    projection.run(x.data(), y.data());
-    EXPECT_TRUE(near_reference("y", y, ref::linear(widen(x), 32, W)));
-  }
+  FusedProjection two(ctx, 8, W, 2), one(ctx, 8, W, 1);
+  std::vector<float> y(count(8 * 64), std::nanf(""));
+  const RowRange all = two.run_part(x.data(), y.data(), 0, 1);
+  EXPECT_EQ(all.first, 0);
+  EXPECT_EQ(all.count, 8);
+  EXPECT_TRUE(near_reference("2 parts as 1", y, ref));
+  std::fill(y.begin(), y.end(), std::nanf(""));
+  EXPECT_EQ(one.run_part(x.data(), y.data(), 1, 2).count, 0);
+  EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return std::isnan(v); }));
+  EXPECT_EQ(one.run_part(x.data(), y.data(), 0, 2).count, 8);
+  EXPECT_TRUE(near_reference("1 part as 2", y, ref));
 }
 
 TEST(FusedProjectionPaths, ABf16QueryBelowItsThresholdIsBuiltForOneThread) {
   // On a 2-thread context, queries of kSerialBf16QueryMacs - 8192 and exactly kSerialBf16QueryMacs
   // multiply-adds (32 rows of 256, 383 and 384 outputs) built for 2 threads: in bf16 the first
-  // runs on 1 thread, the second on 2; in f32 both on 2.
+  // has one part (one thread), the second 2; in f32 both 2.
   // Either way y is the product of the bf16-rounded (bf16) or the given (f32) inputs.
   const std::int64_t rows = 32, in = 256;
   ASSERT_EQ(rows * in * 384, kSerialBf16QueryMacs) << "the shapes straddle the threshold";
@@ -539,7 +572,7 @@ TEST(FusedProjectionPaths, ABf16QueryBelowItsThresholdIsBuiltForOneThread) {
       const LinearParams W = make_linear(source, in, out, false);
       FusedProjection projection(ctx, rows, W, 2);
       const bool serial = dtype == DType::bf16 && out == 383;
-      EXPECT_EQ(projection.threads(), serial ? 1 : 2);
+      EXPECT_EQ(projection.parts(), serial ? 1 : 2);
       EXPECT_EQ(omp_get_max_threads(), 2);
       std::vector<float> y(count(rows * out), std::nanf(""));
       projection.run(x.data(), y.data());

@@ -47,7 +47,7 @@ inline void compute_scores(Scorer& scorer, Impl impl, const ScorerShape& shape, 
     scorer.score(s, e);
     return;
   }
-  scorer.fused_query(s);
+  scorer.fused_query(s, 0, 1);
   for (std::int64_t b = 0; b < shape.batch; ++b) scorer.fused_score_row(b, shape.src_len, e + b * shape.src_len, {});
 }
 

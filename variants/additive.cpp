@@ -79,12 +79,15 @@ class AdditiveScorer final : public Scorer {
     v_op_.run(hidden_.data(), e);
   }
 
-  void fused_query(const float* s) override {
+  void fused_query(const float* s, int part, int parts) override {
+    if (!folded_) {
+      fused_query_op_.run_part(s, query_.data(), part, parts);
+      return;
+    }
     // Without tanh, v.(k_j + q) = v.k_j + v.q: v.q = (W^T v).s once per example.
-    if (folded_)
-      fused::dot_rows(s, query_weights_.data(), shape_.batch, shape_.dec_dim, query_scores_.data());
-    else
-      fused_query_op_.run(s, query_.data());
+    const RowRange rows = even_part(shape_.batch, part, parts);
+    fused::dot_rows(s + rows.first * shape_.dec_dim, query_weights_.data(), rows.count, shape_.dec_dim,
+                    query_scores_.data() + rows.first);
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {

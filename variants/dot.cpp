@@ -66,11 +66,11 @@ class DotScorer final : public Scorer {
     dot_.run(query_.data(), e);
   }
 
-  void fused_query(const float* s) override {
-    if (path_ == DotPath::state_keys)
+  void fused_query(const float* s, int part, int parts) override {
+    if (path_ != DotPath::state_keys)
+      fused_query_op_.run_part(s, query_.data(), part, parts);
+    else if (part == 0)
       state_ = s;
-    else
-      fused_query_op_.run(s, query_.data());
   }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,

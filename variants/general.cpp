@@ -35,7 +35,9 @@ class GeneralScorer final : public Scorer {
   void score(const float* s, float* e) override { dot_.run(s, e); }
 
   // The query is s itself: nothing to compute, only to remember.
-  void fused_query(const float* s) override { state_ = s; }
+  void fused_query(const float* s, int part, int /*parts*/) override {
+    if (part == 0) state_ = s;
+  }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {

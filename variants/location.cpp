@@ -34,7 +34,9 @@ class LocationScorer final : public Scorer {
 
   void score(const float* s, float* e) override { query_op_.run(s, e); }
 
-  void fused_query(const float* s) override { fused_query_op_.run(s, query_.data()); }
+  void fused_query(const float* s, int part, int parts) override {
+    fused_query_op_.run_part(s, query_.data(), part, parts);
+  }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {

@@ -54,10 +54,10 @@ class MlpScorer final : public Scorer {
     v_op_.run(hidden_.data(), e);
   }
 
-  void fused_query(const float* s) override {
-    fused_query_op_.run(s, query_.data());
+  void fused_query(const float* s, int part, int parts) override {
+    const RowRange rows = fused_query_op_.run_part(s, query_.data(), part, parts);
     const std::int64_t A = shape_.attn_dim;
-    for (std::int64_t b = 0; b < shape_.batch; ++b)
+    for (std::int64_t b = rows.first; b < rows.first + rows.count; ++b)
       for (std::int64_t a = 0; a < A; ++a) query_[static_cast<std::size_t>(b * A + a)] += W_.bias[static_cast<std::size_t>(a)];
   }
 

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/fused_kernels.hpp"
@@ -22,6 +23,11 @@ class OpenMpThreadsScope {
 };
 }  // namespace
 
+RowRange even_part(std::int64_t rows, int part, int parts) {
+  const std::int64_t first = rows * part / parts;
+  return {first, rows * (part + 1) / parts - first};
+}
+
 FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
                                  float scale)
     : rows_(rows),
@@ -34,9 +40,10 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
     // oneDNN's matmul takes its thread count from OpenMP when it is built (and the
     // primitive cache keys on it): built for one thread, it runs on one.
     const bool serial_bf16 = ctx.dtype() == DType::bf16 && rows * params.in * params.out < kSerialBf16QueryMacs;
-    threads_ = serial_bf16 ? 1 : threads;
-    const OpenMpThreadsScope scope(threads_);
-    op_ = LinearOp(ctx, rows, params);
+    const int parts = static_cast<int>(std::min<std::int64_t>(serial_bf16 ? 1 : std::max(1, threads), rows));
+    const OpenMpThreadsScope scope(1);
+    ops_.reserve(static_cast<std::size_t>(parts));
+    for (int part = 0; part < parts; ++part) ops_.emplace_back(ctx, even_part(rows, part, parts).count, params);
     return;
   }
   transposed_.resize(static_cast<std::size_t>(in_ * out_));
@@ -46,15 +53,32 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
 }
 
 void FusedProjection::run(const float* x, float* y) {
+  for (int part = 0; part < parts(); ++part) run_range(x, y, part, even_part(rows_, part, parts()));
+}
+
+RowRange FusedProjection::run_part(const float* x, float* y, int part, int parts) {
+  if (parts == this->parts()) {
+    const RowRange range = even_part(rows_, part, parts);
+    run_range(x, y, part, range);
+    return range;
+  }
+  if (part != 0) return {};
+  run(x, y);
+  return {0, rows_};
+}
+
+void FusedProjection::run_range(const float* x, float* y, int op, RowRange range) {
+  const float* x_rows = x + range.first * in_;
+  float* y_rows = y + range.first * out_;
   if (uses_onednn_) {
-    op_.run(x, y);
+    ops_[static_cast<std::size_t>(op)].run(x_rows, y_rows);
   } else {
     // y_r = sum_i x_ri (row i of W^T): whole rows, no reduction per output.
-    for (std::int64_t r = 0; r < rows_; ++r)
-      fused::weighted_sum_rows(x + r * in_, transposed_.data(), in_, out_, y + r * out_);
+    for (std::int64_t r = 0; r < range.count; ++r)
+      fused::weighted_sum_rows(x_rows + r * in_, transposed_.data(), in_, out_, y_rows + r * out_);
   }
   if (scale_ != 1.f)
-    for (std::int64_t i = 0; i < rows_ * out_; ++i) y[i] *= scale_;
+    for (std::int64_t i = 0; i < range.count * out_; ++i) y_rows[i] *= scale_;
 }
 
 }  // namespace attnbench

@@ -27,16 +27,23 @@ inline constexpr std::int64_t kSmallProjectionMacs = 8 * 1024;
 // 2026-12-05, paired medians of 3 alternations): at the mid size location 0.65, dot 0.84,
 // mlp 0.88, additive 0.94; location at B32 D362 (580K) 0.78, dot at D=A=362 (4.2M) 0.91;
 // location at B80 D1000 L50 (4.0M) 1.11; dot and additive at 80M 1.31 and 1.25.
-// An f32 query keeps both threads: it is one primitive, and at the mid size one thread made
-// the step 1.12x to 1.21x slower on the Xeon, dot's 1.12x on the Zen 5.
+// An f32 query keeps a part per thread: at the mid size one thread made the step 1.12x to
+// 1.21x slower on the Xeon, dot's 1.12x on the Zen 5.
 inline constexpr std::int64_t kSerialBf16QueryMacs = 3 * 1024 * 1024;
+
+// Row r of part p of n parts (the rows split evenly, in order): rows [first, first + count).
+struct RowRange {
+  std::int64_t first = 0, count = 0;
+};
+RowRange even_part(std::int64_t rows, int part, int parts);
 
 // y (rows, out) = scale * x (rows, in) W^T for W = params.weight (out, in), bias-free:
 // a vectorized loop over a copy of W^T when rows * in * out < kSmallProjectionMacs,
-// else a LinearOp built for `threads` OpenMP threads: those of the step it serves
-// (fused_step_threads), so that a step that runs on one thread does not pay OpenMP's fork
-// and join for its query either; or for one thread when the context is bf16 and
-// rows * in * out < kSerialBf16QueryMacs.
+// else oneDNN: for a step on `threads` > 1 OpenMP threads (fused_step_threads), `threads`
+// matmuls, one per part of the rows (even_part), each built for one thread, so that every
+// thread of the step's parallel region computes its own part (run_part) and no second region
+// forks and joins for the query; for a serial step, or when the context is bf16 and
+// rows * in * out < kSerialBf16QueryMacs, one matmul for one thread.
 // Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
 class FusedProjection {
  public:
@@ -44,19 +51,25 @@ class FusedProjection {
   FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
                   float scale = 1.f);
 
-  // Writes y from x; allocates nothing.
+  // Writes y from x, every row on the calling thread; allocates nothing.
   void run(const float* x, float* y);
+  // Writes the rows of part `part` of `parts` when the projection has `parts` parts, and
+  // every row for part 0 otherwise (the other parts then write nothing), on the calling
+  // thread, and returns the rows it wrote: `parts` threads calling it with parts 0 to
+  // parts - 1 write all of y between them. Allocates nothing.
+  RowRange run_part(const float* x, float* y, int part, int parts);
   // True when run() calls oneDNN.
   bool uses_onednn() const { return uses_onednn_; }
-  // The OpenMP threads the oneDNN call was built for (1 for the loop).
-  int threads() const { return threads_; }
+  // The parts the rows are split into (1 for the loop and a serial matmul).
+  int parts() const { return static_cast<int>(ops_.empty() ? 1 : ops_.size()); }
 
  private:
+  void run_range(const float* x, float* y, int op, RowRange range);
+
   std::int64_t rows_ = 0, in_ = 0, out_ = 0;
   float scale_ = 1.f;
   bool uses_onednn_ = false;
-  int threads_ = 1;
-  LinearOp op_;
+  std::vector<LinearOp> ops_;      // one per part, each built for one thread
   std::vector<float> transposed_;  // W^T (in, out), for the loop
 };
 

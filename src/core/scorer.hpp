@@ -49,9 +49,11 @@ class Scorer {
   virtual void score(const float* s, float* e) = 0;
 
   // The fused path (needs build(ctx, Impl::fused)); neither call allocates.
-  // Computes the step-dependent part of the scores for the whole batch from the state
-  // s (B, D), e.g. q = W s; s must stay valid until fused_score_row() is done with it.
-  virtual void fused_query(const float* s) = 0;
+  // Computes the step-dependent part of the scores from the state s (B, D), e.g. q = W s,
+  // for the examples of part `part` of `parts` (even_part of the batch): each of `parts`
+  // threads calls it with its own part, and fused_score_row() may run once all have returned
+  // (parts = 1: the whole batch). s must stay valid until fused_score_row() is done with it.
+  virtual void fused_query(const float* s, int part, int parts) = 0;
   // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
   // and the last fused_query(). Safe to call concurrently for different b. `next_pass` is
   // the memory the caller reads right after (the example's annotations, for its context):

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/fused_kernels.hpp"
@@ -87,34 +88,22 @@ void FusedAttend::prepare(const Scorer& scorer, const float* H) {
   if (static_ready_) attend(static_logits, H, static_alpha_.data(), static_context_.data());
 }
 
-template <class PerExample>
-void FusedAttend::for_each_example(bool parallel, PerExample per_example) const {
+template <class Query, class PerExample>
+void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_example) const {
+  constexpr bool kHasQuery = !std::is_same_v<Query, NoQuery>;
   if (parallel) {
 #pragma omp parallel num_threads(threads_)
     {
       const int part = omp_get_thread_num(), parts = omp_get_num_threads();
-      const std::int64_t end = first_example_of_part(length_prefix_, part + 1, parts);
-      for (std::int64_t b = first_example_of_part(length_prefix_, part, parts); b < end; ++b) per_example(b);
-    }
-  } else {
-    for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
-  }
-}
-
-template <class PerExample>
-void FusedAttend::for_each_example_after_query(Scorer& scorer, const float* s, bool parallel,
-                                               PerExample per_example) const {
-  if (parallel) {
-#pragma omp parallel num_threads(threads_)
-    {
-      const int part = omp_get_thread_num(), parts = omp_get_num_threads();
-      scorer.fused_query(s, part, parts);
+      if constexpr (kHasQuery) {
+        query(part, parts);
 #pragma omp barrier
+      }
       const std::int64_t end = first_example_of_part(length_prefix_, part + 1, parts);
       for (std::int64_t b = first_example_of_part(length_prefix_, part, parts); b < end; ++b) per_example(b);
     }
   } else {
-    scorer.fused_query(s, 0, 1);
+    if constexpr (kHasQuery) query(0, 1);
     for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
   }
 }
@@ -152,25 +141,25 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
-  for_each_example_after_query(scorer, s, parallel_, [&](std::int64_t b) { score_example(scorer, b, e, {}); });
+  for_each_example(parallel_, query_of(scorer, s), [&](std::int64_t b) { score_example(scorer, b, e, {}); });
 }
 
 void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
-  for_each_example(parallel_, [&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
+  for_each_example(parallel_, NoQuery{}, [&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
 }
 
 void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const {
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
   if (static_logits && static_ready_) {
-    for_each_example_after_query(scorer, s, parallel_static_, [&](std::int64_t b) {
+    for_each_example(parallel_static_, query_of(scorer, s), [&](std::int64_t b) {
       score_example(scorer, b, e, {});
       std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
       std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
     });
     return;
   }
-  for_each_example_after_query(scorer, s, parallel_, [&](std::int64_t b) {
+  for_each_example(parallel_, query_of(scorer, s), [&](std::int64_t b) {
     score_example(scorer, b, e, prefetch_context_rows_ ? context_rows(b, H) : fused::PrefetchAlong{});
     attend_example(b, logits, H, alpha, c);
   });

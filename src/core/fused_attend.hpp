@@ -92,14 +92,18 @@ class FusedAttend {
   bool parallel_when_static() const { return parallel_static_; }
 
  private:
+  // What a pass without a query gives for_each_example.
+  struct NoQuery {};
+  // The fused query of s as for_each_example calls it: query(part, parts).
+  static auto query_of(Scorer& scorer, const float* s) {
+    return [&scorer, s](int part, int parts) { scorer.fused_query(s, part, parts); };
+  }
   // per_example(b) for every example, on threads_ threads when `parallel` (each its part of
-  // the examples, first_example_of_part), else on the calling thread.
-  template <class PerExample>
-  void for_each_example(bool parallel, PerExample per_example) const;
-  // The same after scorer.fused_query(s): in one parallel region, each thread computes its
-  // part of the query, waits for the others (a barrier) and goes on to its examples.
-  template <class PerExample>
-  void for_each_example_after_query(Scorer& scorer, const float* s, bool parallel, PerExample per_example) const;
+  // the examples, first_example_of_part), else on the calling thread. Unless `query` is
+  // NoQuery, each thread first calls query(part, parts) (one part for the calling thread)
+  // and waits for the others (a barrier): the query and the examples in one parallel region.
+  template <class Query, class PerExample>
+  void for_each_example(bool parallel, Query query, PerExample per_example) const;
   void score_example(const Scorer& scorer, std::int64_t b, float* e, fused::PrefetchAlong next_pass) const;
   // The annotation rows attend_example() reads for example b (H's, or the bf16 copy's).
   fused::PrefetchAlong context_rows(std::int64_t b, const float* H) const;

@@ -550,29 +550,31 @@ TEST(FusedProjectionPaths, PartsOtherThanItsOwnLeaveEveryRowToPartZero) {
   EXPECT_EQ(all.count, 8);
   EXPECT_TRUE(near_reference("2 parts as 1", y, ref));
   std::fill(y.begin(), y.end(), std::nanf(""));
+  EXPECT_FALSE(one.splits_into(2));
   EXPECT_EQ(one.run_part(x.data(), y.data(), 1, 2).count, 0);
   EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return std::isnan(v); }));
   EXPECT_EQ(one.run_part(x.data(), y.data(), 0, 2).count, 8);
   EXPECT_TRUE(near_reference("1 part as 2", y, ref));
 }
 
-TEST(FusedProjectionPaths, ABf16QueryBelowItsThresholdIsBuiltForOneThread) {
-  // On a 2-thread context, queries of kSerialBf16QueryMacs - 8192 and exactly kSerialBf16QueryMacs
-  // multiply-adds (32 rows of 256, 383 and 384 outputs) built for 2 threads: in bf16 the first
-  // has one part (one thread), the second 2; in f32 both 2.
-  // Either way y is the product of the bf16-rounded (bf16) or the given (f32) inputs.
+TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
+  // On a 2-thread context, queries of 32 rows of 256 with 50 and 383 outputs (410K and 3.1M
+  // multiply-adds) built for 2 threads have 2 parts in bf16 as in f32, so run_part writes
+  // even parts for 1 or 2 threads but not for 3; y is the product of the bf16-rounded (bf16)
+  // or the given (f32) inputs.
   const std::int64_t rows = 32, in = 256;
-  ASSERT_EQ(rows * in * 384, kSerialBf16QueryMacs) << "the shapes straddle the threshold";
   const std::vector<float> x = random_floats(count(rows * in), 12);
   for (const DType dtype : {DType::bf16, DType::f32}) {
     OneDnnContext ctx(2, dtype);
-    for (const std::int64_t out : {383, 384}) {
+    for (const std::int64_t out : {50, 383}) {
       SCOPED_TRACE(std::string(dtype == DType::bf16 ? "bf16 " : "f32 ") + std::to_string(out) + " outputs");
       ParamSource source(InitKind::fast, 8);
       const LinearParams W = make_linear(source, in, out, false);
       FusedProjection projection(ctx, rows, W, 2);
-      const bool serial = dtype == DType::bf16 && out == 383;
-      EXPECT_EQ(projection.parts(), serial ? 1 : 2);
+      EXPECT_EQ(projection.parts(), 2);
+      EXPECT_TRUE(projection.splits_into(1));
+      EXPECT_TRUE(projection.splits_into(2));
+      EXPECT_FALSE(projection.splits_into(3));
       EXPECT_EQ(omp_get_max_threads(), 2);
       std::vector<float> y(count(rows * out), std::nanf(""));
       projection.run(x.data(), y.data());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -173,6 +174,83 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   EXPECT_EQ(two.weights, one.weights);
   EXPECT_EQ(two.context, one.context);
   expect_near_reference(two, *scorer, p, lengths, s, H);
+}
+
+TEST_P(FusedStep, EachPartsQueryAloneScoresThatPartsExamplesBitForBit) {
+  // Every scorer's fused query covers its part of 2 (Scorer::fused_query_covers_part) at the
+  // parallel point, f32 and bf16: after only part p's fused_query, on a freshly prepared
+  // scorer, the scores of p's examples (even_part) are those of a query of the whole batch.
+  const Problem p = parallel_point(GetParam());
+  const ScorerShape shape = shape_of(p);
+  const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 17);
+  const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 18);
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(to_string(dtype));
+    OneDnnContext ctx(2, dtype);
+    const auto prepared = [&] {
+      ParamSource source(p.init, p.seed);
+      std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+      scorer->build(ctx, Impl::fused);
+      scorer->prepare(H.data());
+      return scorer;
+    };
+    const auto scores_of = [&](const Scorer& scorer, RowRange examples) {
+      std::vector<float> e(count(examples.count * p.src_len), std::nanf(""));
+      for (std::int64_t i = 0; i < examples.count; ++i)
+        scorer.fused_score_row(examples.first + i, p.src_len, e.data() + i * p.src_len, {});
+      return e;
+    };
+    const std::unique_ptr<Scorer> whole = prepared();
+    whole->fused_query(s.data(), 0, 1);
+    for (int part = 0; part < 2; ++part) {
+      SCOPED_TRACE("part " + std::to_string(part));
+      const std::unique_ptr<Scorer> scorer = prepared();
+      ASSERT_TRUE(scorer->fused_query_covers_part(2));
+      scorer->fused_query(s.data(), part, 2);
+      const RowRange examples = even_part(p.batch, part, 2);
+      EXPECT_EQ(scores_of(*scorer, examples), scores_of(*whole, examples));
+    }
+  }
+}
+
+TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
+  // With equal lengths the examples' parts are the even parts, so no thread of a parallel
+  // step waits for the other's query; with falling lengths (len_min 9) the parts differ and
+  // they do. Either way 2 threads give 1 thread's bits, each step on a freshly prepared
+  // scorer (the 2-thread one first), so that no part can read a query left by another run.
+  for (const std::int64_t len_min : {0, 9}) {
+    Problem p = parallel_point(GetParam());
+    p.len_min = len_min;
+    SCOPED_TRACE(repro_flags(p));
+    const ScorerShape shape = shape_of(p);
+    const std::vector<std::int64_t> lengths = source_lengths(p);
+    std::vector<std::int64_t> prefix(lengths.size() + 1, 0);
+    std::partial_sum(lengths.begin(), lengths.end(), prefix.begin() + 1);
+    ASSERT_EQ(first_example_of_part(prefix, 1, 2) == even_part(p.batch, 1, 2).first, len_min == 0);
+    const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 19);
+    const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 20);
+    OneDnnContext ctx(2);
+    const auto step_on = [&](int threads) {
+      ParamSource source(p.init, p.seed);
+      const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+      scorer->build(ctx, Impl::fused);
+      scorer->prepare(H.data());
+      const FusedAttend attend(threads, shape, lengths, DType::f32, scorer->fused_score_work(shape));
+      if (threads == 2) {
+        EXPECT_TRUE(attend.parallel());
+        EXPECT_EQ(attend.waits_for_whole_query(*scorer, 2), len_min != 0);
+      }
+      AttentionStep out{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                        std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                        std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
+      attend.step(*scorer, s.data(), H.data(), out.scores.data(), out.weights.data(), out.context.data());
+      return out;
+    };
+    const AttentionStep two = step_on(2), one = step_on(1);
+    EXPECT_EQ(two.scores, one.scores);
+    EXPECT_EQ(two.weights, one.weights);
+    EXPECT_EQ(two.context, one.context);
+  }
 }
 
 TEST_P(FusedStep, LargeQueryOnOneDnnMatchesReference) {

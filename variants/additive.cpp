@@ -90,6 +90,8 @@ class AdditiveScorer final : public Scorer {
                     query_scores_.data() + rows.first);
   }
 
+  bool fused_query_covers_part(int parts) const override { return folded_ || fused_query_op_.splits_into(parts); }
+
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
     if (use_tanh_) {
       fused_tanh_score_row(keys_.data(), bf16_keys_ ? keys_bf16_.data() : nullptr, query_.data(), v_.weight.data(),

@@ -38,6 +38,8 @@ class LocationScorer final : public Scorer {
     fused_query_op_.run_part(s, query_.data(), part, parts);
   }
 
+  bool fused_query_covers_part(int parts) const override { return fused_query_op_.splits_into(parts); }
+
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {
     const float* row = query_.data() + b * shape_.src_len;

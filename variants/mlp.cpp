@@ -61,6 +61,8 @@ class MlpScorer final : public Scorer {
       for (std::int64_t a = 0; a < A; ++a) query_[static_cast<std::size_t>(b * A + a)] += W_.bias[static_cast<std::size_t>(a)];
   }
 
+  bool fused_query_covers_part(int parts) const override { return fused_query_op_.splits_into(parts); }
+
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b, fused::PrefetchAlong next_pass) const override {
     fused_tanh_score_row(keys_.data(), bf16_keys_ ? keys_bf16_.data() : nullptr, query_.data(), v_.weight.data(),
                          shape_, b, len, e_b, next_pass);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/fused_kernels.hpp"
+#include "core/fused_projection.hpp"
 
 namespace attnbench {
 
@@ -58,6 +59,9 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
                                 std::to_string(batch_));
   length_prefix_.assign(lengths_.size() + 1, 0);
   std::partial_sum(lengths_.begin(), lengths_.end(), length_prefix_.begin() + 1);
+  even_parts_ = true;
+  for (int part = 1; part < threads_; ++part)
+    even_parts_ = even_parts_ && first_example_of_part(length_prefix_, part, threads_) == even_part(batch_, part, threads_).first;
 }
 
 std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, int part, int parts) {
@@ -88,6 +92,10 @@ void FusedAttend::prepare(const Scorer& scorer, const float* H) {
   if (static_ready_) attend(static_logits, H, static_alpha_.data(), static_context_.data());
 }
 
+bool FusedAttend::waits_for_whole_query(const Scorer& scorer, int parts) const {
+  return !(parts == threads_ && even_parts_ && scorer.fused_query_covers_part(parts));
+}
+
 template <class Query, class PerExample>
 void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_example) const {
   constexpr bool kHasQuery = !std::is_same_v<Query, NoQuery>;
@@ -97,7 +105,9 @@ void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_ex
       const int part = omp_get_thread_num(), parts = omp_get_num_threads();
       if constexpr (kHasQuery) {
         query(part, parts);
+        if (waits_for_whole_query(query.scorer, parts)) {  // the same on every thread, as a barrier needs
 #pragma omp barrier
+        }
       }
       const std::int64_t end = first_example_of_part(length_prefix_, part + 1, parts);
       for (std::int64_t b = first_example_of_part(length_prefix_, part, parts); b < end; ++b) per_example(b);
@@ -141,7 +151,7 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
 }
 
 void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
-  for_each_example(parallel_, query_of(scorer, s), [&](std::int64_t b) { score_example(scorer, b, e, {}); });
+  for_each_example(parallel_, ScorerQuery{scorer, s}, [&](std::int64_t b) { score_example(scorer, b, e, {}); });
 }
 
 void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
@@ -152,14 +162,14 @@ void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e,
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
   if (static_logits && static_ready_) {
-    for_each_example(parallel_static_, query_of(scorer, s), [&](std::int64_t b) {
+    for_each_example(parallel_static_, ScorerQuery{scorer, s}, [&](std::int64_t b) {
       score_example(scorer, b, e, {});
       std::copy_n(static_alpha_.data() + b * src_len_, src_len_, alpha + b * src_len_);
       std::copy_n(static_context_.data() + b * enc_dim_, enc_dim_, c + b * enc_dim_);
     });
     return;
   }
-  for_each_example(parallel_, query_of(scorer, s), [&](std::int64_t b) {
+  for_each_example(parallel_, ScorerQuery{scorer, s}, [&](std::int64_t b) {
     score_example(scorer, b, e, prefetch_context_rows_ ? context_rows(b, H) : fused::PrefetchAlong{});
     attend_example(b, logits, H, alpha, c);
   });

@@ -87,6 +87,13 @@ class FusedAttend {
 
   // True when the examples are spread over `threads` OpenMP threads.
   bool parallel() const { return parallel_; }
+  // True when the `parts` threads of a parallel step, each having computed its part of the
+  // scorer's query, wait for every part (a barrier) before their examples: unless the parts
+  // of the examples (first_example_of_part) are the even_part's of the batch and the scorer's
+  // query covers such a part (Scorer::fused_query_covers_part). On 2 cores of an AMD EPYC
+  // (Zen 5, whose two cores pass a cache line to and fro in about 0.5 us) the barrier took
+  // 1.5 us of a 44 us step at the mid size (B32 L50 E512 D256 A256, dot, rdtsc around it).
+  bool waits_for_whole_query(const Scorer& scorer, int parts) const;
   // The same for a step that copies prepare()'s static weights and context: its work is the
   // score rows and B (L + E) copies, so it goes parallel only at far larger sizes.
   bool parallel_when_static() const { return parallel_static_; }
@@ -94,14 +101,17 @@ class FusedAttend {
  private:
   // What a pass without a query gives for_each_example.
   struct NoQuery {};
-  // The fused query of s as for_each_example calls it: query(part, parts).
-  static auto query_of(Scorer& scorer, const float* s) {
-    return [&scorer, s](int part, int parts) { scorer.fused_query(s, part, parts); };
-  }
+  // The scorer's fused query of s as for_each_example calls it.
+  struct ScorerQuery {
+    Scorer& scorer;
+    const float* s;
+    void operator()(int part, int parts) const { scorer.fused_query(s, part, parts); }
+  };
   // per_example(b) for every example, on threads_ threads when `parallel` (each its part of
-  // the examples, first_example_of_part), else on the calling thread. Unless `query` is
-  // NoQuery, each thread first calls query(part, parts) (one part for the calling thread)
-  // and waits for the others (a barrier): the query and the examples in one parallel region.
+  // the examples, first_example_of_part), else on the calling thread. With a ScorerQuery,
+  // each thread first calls it for its part (one part for the calling thread) and, when
+  // waits_for_whole_query(), waits for the others: the query and the examples in one
+  // parallel region.
   template <class Query, class PerExample>
   void for_each_example(bool parallel, Query query, PerExample per_example) const;
   void score_example(const Scorer& scorer, std::int64_t b, float* e, fused::PrefetchAlong next_pass) const;
@@ -113,6 +123,7 @@ class FusedAttend {
   std::int64_t batch_ = 0, src_len_ = 0, enc_dim_ = 0;
   std::vector<std::int64_t> lengths_;
   std::vector<std::int64_t> length_prefix_;  // (B + 1): length_prefix_[b] = lengths_[0] + ... + lengths_[b - 1]
+  bool even_parts_ = false;  // threads_ parts of the examples by length are even_part's
   bool parallel_ = false, parallel_static_ = false;
   bool static_ready_ = false;                          // prepare() saw static alignment logits
   std::vector<float> static_alpha_, static_context_;  // (B, L) and (B, E), allocated up front

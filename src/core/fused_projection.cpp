@@ -39,8 +39,7 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
   if (uses_onednn_) {
     // oneDNN's matmul takes its thread count from OpenMP when it is built (and the
     // primitive cache keys on it): built for one thread, it runs on one.
-    const bool serial_bf16 = ctx.dtype() == DType::bf16 && rows * params.in * params.out < kSerialBf16QueryMacs;
-    const int parts = static_cast<int>(std::min<std::int64_t>(serial_bf16 ? 1 : std::max(1, threads), rows));
+    const int parts = static_cast<int>(std::min<std::int64_t>(std::max(1, threads), rows));
     const OpenMpThreadsScope scope(1);
     ops_.reserve(static_cast<std::size_t>(parts));
     for (int part = 0; part < parts; ++part) ops_.emplace_back(ctx, even_part(rows, part, parts).count, params);

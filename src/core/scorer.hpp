@@ -52,8 +52,16 @@ class Scorer {
   // Computes the step-dependent part of the scores from the state s (B, D), e.g. q = W s,
   // for the examples of part `part` of `parts` (even_part of the batch): each of `parts`
   // threads calls it with its own part, and fused_score_row() may run once all have returned
-  // (parts = 1: the whole batch). s must stay valid until fused_score_row() is done with it.
+  // (parts = 1: the whole batch), or, when fused_query_covers_part(parts), for the examples
+  // of a part once that part's call has returned. s must stay valid until fused_score_row()
+  // is done with it.
   virtual void fused_query(const float* s, int part, int parts) = 0;
+  // True when fused_query(s, part, parts) writes everything fused_score_row(b) reads for the
+  // examples b of even_part(batch, part, parts) (e.g. its rows of q = W s): a thread that
+  // scores only those may start right after its own call, without waiting for the other
+  // parts' (FusedAttend then has no barrier between the query and the examples). False
+  // unless a scorer says so.
+  virtual bool fused_query_covers_part(int /*parts*/) const { return false; }
   // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
   // and the last fused_query(). Safe to call concurrently for different b. `next_pass` is
   // the memory the caller reads right after (the example's annotations, for its context):

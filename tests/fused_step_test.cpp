@@ -216,12 +216,14 @@ TEST_P(FusedStep, EachPartsQueryAloneScoresThatPartsExamplesBitForBit) {
 TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
   // With equal lengths the examples' parts are the even parts, so no thread of a parallel
   // step waits for the other's query; with falling lengths (len_min 9) the parts differ and
-  // they do. Either way 2 threads give 1 thread's bits, each step on a freshly prepared
-  // scorer (the 2-thread one first), so that no part can read a query left by another run.
-  for (const std::int64_t len_min : {0, 9}) {
+  // they do. Either way 2 threads give 1 thread's bits, f32 and bf16, each step on a freshly
+  // prepared scorer and FusedAttend (the 2-thread one first), so that no part can read a
+  // query left by another run.
+  for (const auto& [len_min, dtype] : {std::pair{std::int64_t{0}, DType::f32}, std::pair{std::int64_t{9}, DType::f32},
+                                       std::pair{std::int64_t{0}, DType::bf16}}) {
     Problem p = parallel_point(GetParam());
     p.len_min = len_min;
-    SCOPED_TRACE(repro_flags(p));
+    SCOPED_TRACE(repro_flags(p) + " " + to_string(dtype));
     const ScorerShape shape = shape_of(p);
     const std::vector<std::int64_t> lengths = source_lengths(p);
     std::vector<std::int64_t> prefix(lengths.size() + 1, 0);
@@ -229,13 +231,14 @@ TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
     ASSERT_EQ(first_example_of_part(prefix, 1, 2) == even_part(p.batch, 1, 2).first, len_min == 0);
     const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 19);
     const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 20);
-    OneDnnContext ctx(2);
+    OneDnnContext ctx(2, dtype);
     const auto step_on = [&](int threads) {
       ParamSource source(p.init, p.seed);
       const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
       scorer->build(ctx, Impl::fused);
       scorer->prepare(H.data());
-      const FusedAttend attend(threads, shape, lengths, DType::f32, scorer->fused_score_work(shape));
+      FusedAttend attend(threads, shape, lengths, dtype, scorer->fused_score_work(shape));
+      attend.prepare(*scorer, H.data());
       if (threads == 2) {
         EXPECT_TRUE(attend.parallel());
         EXPECT_EQ(attend.waits_for_whole_query(*scorer, 2), len_min != 0);

@@ -87,16 +87,17 @@ class FusedAttend {
 
   // True when the examples are spread over `threads` OpenMP threads.
   bool parallel() const { return parallel_; }
-  // True when the `parts` threads of a parallel step, each having computed its part of the
-  // scorer's query, wait for every part (a barrier) before their examples: unless the parts
-  // of the examples (first_example_of_part) are the even_part's of the batch and the scorer's
-  // query covers such a part (Scorer::fused_query_covers_part). On 2 cores of an AMD EPYC
-  // (Zen 5, whose two cores pass a cache line to and fro in about 0.5 us) the barrier took
-  // 1.5 us of a 44 us step at the mid size (B32 L50 E512 D256 A256, dot, rdtsc around it).
-  bool waits_for_whole_query(const Scorer& scorer, int parts) const;
   // The same for a step that copies prepare()'s static weights and context: its work is the
   // score rows and B (L + E) copies, so it goes parallel only at far larger sizes.
   bool parallel_when_static() const { return parallel_static_; }
+  // True when the `parts` threads of a parallel step, each having computed its part of the
+  // scorer's query, wait for every part (a barrier) before their examples: unless the team
+  // has all `threads` threads, the parts of the examples (first_example_of_part) are the
+  // even_part's of the batch and the scorer's query covers such a part
+  // (Scorer::fused_query_covers_part). On 2 cores of an AMD EPYC (Zen 5, whose two cores
+  // pass a cache line to and fro in about 0.5 us) the barrier took 1.5 us of a 44 us step
+  // at the mid size (B32 L50 E512 D256 A256, dot, rdtsc around it).
+  bool waits_for_whole_query(const Scorer& scorer, int parts) const;
 
  private:
   // What a pass without a query gives for_each_example.

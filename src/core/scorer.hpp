@@ -57,10 +57,11 @@ class Scorer {
   // is done with it.
   virtual void fused_query(const float* s, int part, int parts) = 0;
   // True when fused_query(s, part, parts) writes everything fused_score_row(b) reads for the
-  // examples b of even_part(batch, part, parts) (e.g. its rows of q = W s): a thread that
-  // scores only those may start right after its own call, without waiting for the other
-  // parts' (FusedAttend then has no barrier between the query and the examples). False
-  // unless a scorer says so.
+  // examples b of even_part(batch, part, parts) (e.g. its rows of q = W s) and nothing that
+  // the other parts' examples read (but through atomics, all storing the same value): a
+  // thread that scores only those may start right after its own call, without waiting for
+  // the other parts' (FusedAttend then has no barrier between the query and the examples).
+  // False unless a scorer says so.
   virtual bool fused_query_covers_part(int /*parts*/) const { return false; }
   // Writes e_b[j], j < len <= L: example b's scores from the keys of the last prepare()
   // and the last fused_query(). Safe to call concurrently for different b. `next_pass` is

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -226,9 +225,7 @@ TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
     SCOPED_TRACE(repro_flags(p) + " " + to_string(dtype));
     const ScorerShape shape = shape_of(p);
     const std::vector<std::int64_t> lengths = source_lengths(p);
-    std::vector<std::int64_t> prefix(lengths.size() + 1, 0);
-    std::partial_sum(lengths.begin(), lengths.end(), prefix.begin() + 1);
-    ASSERT_EQ(first_example_of_part(prefix, 1, 2) == even_part(p.batch, 1, 2).first, len_min == 0);
+    ASSERT_EQ(first_example_of_part(length_prefix_of(lengths), 1, 2) == even_part(p.batch, 1, 2).first, len_min == 0);
     const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 19);
     const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 20);
     OneDnnContext ctx(2, dtype);

@@ -1,7 +1,6 @@
 #include "variants/dot.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 #include "core/fused_attend.hpp"
@@ -71,7 +70,7 @@ class DotScorer final : public Scorer {
     if (path_ != DotPath::state_keys)
       fused_query_op_.run_part(s, query_.data(), part, parts);
     else
-      state_.store(s, std::memory_order_relaxed);  // every part: each reads its own store
+      state_.remember(s);
   }
 
   bool fused_query_covers_part(int parts) const override {
@@ -81,8 +80,7 @@ class DotScorer final : public Scorer {
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {
     const std::int64_t L = shape_.src_len, width = row_width();
-    const float* q =
-        path_ == DotPath::state_keys ? state_.load(std::memory_order_relaxed) + b * width : query_.data() + b * width;
+    const float* q = path_ == DotPath::state_keys ? state_.row(b, width) : query_.data() + b * width;
     if (bf16_rows_)
       fused::dot_rows(rows_bf16_.data() + b * L * width, q, len, width, e_b);
     else
@@ -186,7 +184,7 @@ class DotScorer final : public Scorer {
   FusedProjection fused_query_op_;
   std::vector<float> keys_, query_;  // keys_: (B, L, A), or (B, L, D) for state keys; query_: (B, A) or (B, E)
   const float* annotations_ = nullptr;  // H of the last prepare()
-  std::atomic<const float*> state_ = nullptr;  // the s of the last fused_query() (state keys)
+  StateQuery state_;                    // the s of the last fused_query() (state keys)
 };
 
 std::unique_ptr<Scorer> make_unscaled(ParamSource& source, const ScorerShape& shape) {

@@ -1,6 +1,5 @@
 // Luong's "general" scorer e_tj = s_{t-1} . (W h_j): keys W h_j are cached per sequence.
 #include <algorithm>
-#include <atomic>
 
 #include "core/fused_kernels.hpp"
 #include "core/linear_backward.hpp"
@@ -35,19 +34,17 @@ class GeneralScorer final : public Scorer {
 
   void score(const float* s, float* e) override { dot_.run(s, e); }
 
-  // The query is s itself: nothing to compute, only to remember (in every part, so that each
-  // part's examples read their own part's store).
-  void fused_query(const float* s, int /*part*/, int /*parts*/) override { state_.store(s, std::memory_order_relaxed); }
+  // The query is s itself: nothing to compute, only to remember.
+  void fused_query(const float* s, int /*part*/, int /*parts*/) override { state_.remember(s); }
   bool fused_query_covers_part(int /*parts*/) const override { return true; }
 
   void fused_score_row(std::int64_t b, std::int64_t len, float* e_b,
                        fused::PrefetchAlong /*next_pass*/) const override {
     const std::int64_t L = shape_.src_len, D = shape_.dec_dim;
-    const float* state = state_.load(std::memory_order_relaxed);
     if (bf16_keys_)
-      fused::dot_rows(keys_bf16_.data() + b * L * D, state + b * D, len, D, e_b);
+      fused::dot_rows(keys_bf16_.data() + b * L * D, state_.row(b, D), len, D, e_b);
     else
-      fused::dot_rows(keys_.data() + b * L * D, state + b * D, len, D, e_b);
+      fused::dot_rows(keys_.data() + b * L * D, state_.row(b, D), len, D, e_b);
   }
 
   // The per-example rows: B L D multiply-adds (attn_dim is unused).
@@ -95,7 +92,7 @@ class GeneralScorer final : public Scorer {
   std::vector<float> keys_;
   bool bf16_keys_ = false;                // fused on a bf16 context: scores from keys_bf16_
   std::vector<std::uint16_t> keys_bf16_;  // the keys as bf16 (fused::to_bf16), per sequence
-  std::atomic<const float*> state_ = nullptr;  // the s of the last fused_query()
+  StateQuery state_;  // the s of the last fused_query()
 };
 
 std::unique_ptr<Scorer> make_general(ParamSource& source, const ScorerShape& shape) {

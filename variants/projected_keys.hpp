@@ -1,6 +1,8 @@
 // Building blocks shared by the scorers: reference projections of s and H.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -32,6 +34,19 @@ inline StageCost state_keys_cost(const Problem& p) {
   const CostSizes s(p);
   return linear_cost(s.B * s.L, s.E, s.D);
 }
+
+// The fused query of scores against such keys: s itself, remembered by every part's
+// fused_query() (relaxed: all store the same s, and each part's examples read after their own
+// part's store), so that a part's query covers its examples (Scorer::fused_query_covers_part).
+class StateQuery {
+ public:
+  void remember(const float* s) { state_.store(s, std::memory_order_relaxed); }
+  // Row b of the last remembered s (B, D).
+  const float* row(std::int64_t b, std::int64_t dec_dim) const { return state_.load(std::memory_order_relaxed) + b * dec_dim; }
+
+ private:
+  std::atomic<const float*> state_ = nullptr;
+};
 
 // One step's scores against such keys: s . k_j per position, no projection of s.
 inline StageCost state_keys_score_cost(const Problem& p) {

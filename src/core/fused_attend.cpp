@@ -45,6 +45,7 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       src_len_(shape.src_len),
       enc_dim_(shape.enc_dim),
       lengths_(std::move(lengths)),
+      length_prefix_(length_prefix_of(lengths_)),
       parallel_(fused_step_threads(threads, shape, score_work) > 1),
       parallel_static_(threads > 1 && shape.batch > 1 &&
                        score_work + static_cast<double>(shape.batch * (shape.src_len + shape.enc_dim)) >=
@@ -57,11 +58,15 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
   if (static_cast<std::int64_t>(lengths_.size()) != batch_)
     throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
                                 std::to_string(batch_));
-  length_prefix_.assign(lengths_.size() + 1, 0);
-  std::partial_sum(lengths_.begin(), lengths_.end(), length_prefix_.begin() + 1);
   even_parts_ = true;
   for (int part = 1; part < threads_; ++part)
     even_parts_ = even_parts_ && first_example_of_part(length_prefix_, part, threads_) == even_part(batch_, part, threads_).first;
+}
+
+std::vector<std::int64_t> length_prefix_of(std::span<const std::int64_t> lengths) {
+  std::vector<std::int64_t> prefix(lengths.size() + 1, 0);
+  std::partial_sum(lengths.begin(), lengths.end(), prefix.begin() + 1);
+  return prefix;
 }
 
 std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, int part, int parts) {

@@ -46,6 +46,8 @@ bool prefetches_context_rows(const ScorerShape& shape, DType dtype);
 // threads share a cache line of e, alpha or c only at a range's edge; each edge is the
 // prefix nearest to its ideal share. Example: lengths {10, 7, 4}, 2 parts: 1 ({10} | {7, 4}).
 std::int64_t first_example_of_part(std::span<const std::int64_t> length_prefix, int part, int parts);
+// The running sums of `lengths` from 0 (lengths.size() + 1 of them), as first_example_of_part takes them.
+std::vector<std::int64_t> length_prefix_of(std::span<const std::int64_t> lengths);
 
 // The work of one fused step: the scorer's score pass (Scorer::fused_score_work) plus the
 // context's B L E multiply-adds.

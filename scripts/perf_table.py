@@ -249,6 +249,7 @@ def caption(runs: List[str], stage: str, dtype: str, cells, meta: dict) -> str:
         cpu += f" ({build['cpu_id']})"
     machine = [cpu, f"{build['cores']} cores" if build.get("cores") else None,
                build.get("onednn_isa"), build.get("onednn_version") and f"oneDNN {build['onednn_version']}",
+               build.get("fused_bf16_query") and f"the fused bf16 step's query in {build['fused_bf16_query']}",
                peer.get("torch_version") and f"torch {peer['torch_version']}" + blas(peer.get("blas")),
                build.get("git_commit") and "commit " + str(build["git_commit"])[:7]
                + ("+dirty" if str(build["git_commit"]).endswith("+dirty") else ""),

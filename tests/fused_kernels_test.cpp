@@ -560,8 +560,9 @@ TEST(FusedProjectionPaths, PartsOtherThanItsOwnLeaveEveryRowToPartZero) {
 TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
   // On a 2-thread context, queries of 32 rows of 256 with 50 and 383 outputs (410K and 3.1M
   // multiply-adds) built for 2 threads have 2 parts in bf16 as in f32, so run_part writes
-  // even parts for 1 or 2 threads but not for 3; y is the product of the bf16-rounded (bf16)
-  // or the given (f32) inputs.
+  // even parts for 1 or 2 threads but not for 3. On a bf16 context the matmul is bf16 exactly
+  // where bf16_matmul_outruns_f32(): y is the product of the bf16-rounded inputs there, else
+  // the f32 context's y bit for bit.
   const std::int64_t rows = 32, in = 256;
   const std::vector<float> x = random_floats(count(rows * in), 12);
   for (const DType dtype : {DType::bf16, DType::f32}) {
@@ -576,10 +577,19 @@ TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
       EXPECT_TRUE(projection.splits_into(2));
       EXPECT_FALSE(projection.splits_into(3));
       EXPECT_EQ(omp_get_max_threads(), 2);
+      const bool in_bf16 = dtype == DType::bf16 && bf16_matmul_outruns_f32();
+      EXPECT_EQ(projection.multiplies_in_bf16(), in_bf16);
       std::vector<float> y(count(rows * out), std::nanf(""));
       projection.run(x.data(), y.data());
+      if (dtype == DType::bf16 && !in_bf16) {
+        OneDnnContext f32_ctx(2);
+        FusedProjection f32_projection(f32_ctx, rows, W, 2);
+        std::vector<float> f32_y(y.size(), std::nanf(""));
+        f32_projection.run(x.data(), f32_y.data());
+        EXPECT_EQ(y, f32_y);
+      }
       auto as_computed = [&](std::vector<float> v) {  // bf16 rounds each input (nearest even)
-        if (dtype == DType::f32) return v;
+        if (!in_bf16) return v;
         std::vector<std::uint16_t> bits(v.size());
         fused::to_bf16(v.data(), static_cast<std::int64_t>(v.size()), bits.data());
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::bit_cast<float>(std::uint32_t{bits[i]} << 16);

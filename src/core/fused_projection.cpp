@@ -41,8 +41,11 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
     // primitive cache keys on it): built for one thread, it runs on one.
     const int parts = static_cast<int>(std::min<std::int64_t>(std::max(1, threads), rows));
     const OpenMpThreadsScope scope(1);
+    bf16_ = ctx.dtype() == DType::bf16;
+    if (bf16_ && !bf16_matmul_outruns_f32()) f32_ctx_ = std::make_unique<OneDnnContext>(1);
+    OneDnnContext& matmul_ctx = f32_ctx_ ? *f32_ctx_ : ctx;
     ops_.reserve(static_cast<std::size_t>(parts));
-    for (int part = 0; part < parts; ++part) ops_.emplace_back(ctx, even_part(rows, part, parts).count, params);
+    for (int part = 0; part < parts; ++part) ops_.emplace_back(matmul_ctx, even_part(rows, part, parts).count, params);
     return;
   }
   transposed_.resize(static_cast<std::size_t>(in_ * out_));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/matmul_op.hpp"
@@ -35,6 +36,11 @@ RowRange even_part(std::int64_t rows, int part, int parts);
 // B32 L50 E512 D256 A256: additive 0.92, mlp 0.93, location 0.92). On an Intel Xeon (AMX,
 // 2026-12-04), with a barrier after the query, one part had been faster at the mid size
 // (location 0.81, additive 0.96); not measured there without it.
+// On a bf16 context the matmul is bf16 (W converted once, x at each run) where
+// bf16_matmul_outruns_f32(), else f32 (W stays f32, only the query's own bytes): on an Intel
+// Xeon without AMX (family 6 model 207, 2026-12-06) the f32 query made the fused bf16 step
+// 0.78x to 0.80x as long at the paper's sizes (additive, mlp; 1 and 2 threads) and 0.84x to
+// 0.93x at the mid size (additive, mlp, location).
 // Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
 class FusedProjection {
  public:
@@ -53,6 +59,8 @@ class FusedProjection {
   bool splits_into(int parts) const { return parts == 1 || parts == this->parts(); }
   // True when run() calls oneDNN.
   bool uses_onednn() const { return uses_onednn_; }
+  // True when the oneDNN matmul multiplies in bf16 (a bf16 context where bf16_matmul_outruns_f32()).
+  bool multiplies_in_bf16() const { return f32_ctx_ == nullptr && bf16_; }
   // The parts the rows are split into (1 for the loop and a serial step's matmul).
   int parts() const { return static_cast<int>(ops_.empty() ? 1 : ops_.size()); }
 
@@ -61,7 +69,8 @@ class FusedProjection {
 
   std::int64_t rows_ = 0, in_ = 0, out_ = 0;
   float scale_ = 1.f;
-  bool uses_onednn_ = false;
+  bool uses_onednn_ = false, bf16_ = false;
+  std::unique_ptr<OneDnnContext> f32_ctx_;  // the f32 matmuls' context on a bf16 context, else null
   std::vector<LinearOp> ops_;      // one per part, each built for one thread
   std::vector<float> transposed_;  // W^T (in, out), for the loop
 };

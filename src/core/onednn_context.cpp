@@ -1,6 +1,10 @@
 #include "core/onednn_context.hpp"
 
+#include <cpuid.h>
 #include <omp.h>
+
+#include <cstring>
+#include <string_view>
 
 namespace attnbench {
 
@@ -48,6 +52,23 @@ std::string effective_isa_name() {
     case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
     default: return "other";
   }
+}
+
+namespace {
+bool cpu_vendor_is_amd() {
+  unsigned max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &max_leaf, &ebx, &ecx, &edx) == 0) return false;
+  char vendor[12];
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  return std::string_view(vendor, sizeof vendor) == "AuthenticAMD";
+}
+}  // namespace
+
+bool bf16_matmul_outruns_f32() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_amx || (isa == dnnl::cpu_isa::avx512_core_bf16 && cpu_vendor_is_amd());
 }
 
 }  // namespace attnbench

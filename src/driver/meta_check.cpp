@@ -232,7 +232,8 @@ void check_run_meta(const nlohmann::json& meta, const std::string& where) {
   if (meta.contains("build")) {
     if (!meta["build"].is_object()) c.bad("build", "must be an object", meta["build"]);
     for (const char* key :
-         {"host", "onednn_version", "git_commit", "cpu_model", "cpu_id", "compiler", "compiler_flags", "fused_loops"})
+         {"host", "onednn_version", "git_commit", "cpu_model", "cpu_id", "compiler", "compiler_flags", "fused_loops",
+          "fused_bf16_query"})
       c.optional_string(meta["build"], key, "build.");
   }
   c.boolean(meta, "allow_mixed", "allow_mixed");

@@ -98,6 +98,7 @@ nlohmann::json build_and_machine() {
       {"onednn_version", onednn_version()},
       {"onednn_isa", effective_isa_name()},
       {"fused_loops", fused::loops_name()},
+      {"fused_bf16_query", bf16_matmul_outruns_f32() ? "bf16" : "f32"},
       {"openmp", "GNU libgomp, OpenMP " + std::to_string(_OPENMP)},
       {"compiler", ATTNBENCH_COMPILER},
       {"compiler_flags", ATTNBENCH_COMPILER_FLAGS},

@@ -54,6 +54,21 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
       transposed_[static_cast<std::size_t>(i * out_ + o)] = params.weight[static_cast<std::size_t>(o * in_ + i)];
 }
 
+FusedProjection& FusedProjection::operator=(FusedProjection&& other) noexcept {
+  if (this == &other) return *this;
+  ops_.clear();
+  rows_ = other.rows_;
+  in_ = other.in_;
+  out_ = other.out_;
+  scale_ = other.scale_;
+  uses_onednn_ = other.uses_onednn_;
+  bf16_ = other.bf16_;
+  f32_ctx_ = std::move(other.f32_ctx_);
+  ops_ = std::move(other.ops_);
+  transposed_ = std::move(other.transposed_);
+  return *this;
+}
+
 void FusedProjection::run(const float* x, float* y) {
   for (int part = 0; part < parts(); ++part) run_range(x, y, part, even_part(rows_, part, parts()));
 }

@@ -39,14 +39,17 @@ RowRange even_part(std::int64_t rows, int part, int parts);
 // On a bf16 context the matmul is bf16 (W converted once, x at each run) where
 // bf16_matmul_outruns_f32(), else f32 (W stays f32, only the query's own bytes): on an Intel
 // Xeon without AMX (family 6 model 207, 2026-12-06) the f32 query made the fused bf16 step
-// 0.78x to 0.83x as long at the paper's sizes (additive, mlp; 1 and 2 threads) and 0.84x to
-// 0.92x at the mid size (additive, mlp, location); README, "Fused algorithms".
+// 0.78x as long at the paper's sizes on 1 thread (additive, mlp; on 2 within that VM's noise)
+// and 0.84x to 0.92x at the mid size (additive, mlp, location); README, "Fused algorithms".
 // Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
 class FusedProjection {
  public:
   FusedProjection() = default;
   FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
                   float scale = 1.f);
+  FusedProjection(FusedProjection&&) noexcept = default;
+  // Drops this projection's matmuls before the context they were built on.
+  FusedProjection& operator=(FusedProjection&& other) noexcept;
 
   // Writes y from x, every row on the calling thread; allocates nothing.
   void run(const float* x, float* y);

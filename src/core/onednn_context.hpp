@@ -51,12 +51,13 @@ std::string onednn_version();
 // The instruction set oneDNN dispatches to here, e.g. "avx512_core_bf16".
 std::string effective_isa_name();
 
-// True when oneDNN's bf16 matmul outruns its f32 one on this CPU: on AMX, and on AMD CPUs with
-// avx512_core_bf16. Measured by `attnbench roofline` (matmul n = 1024, 1 thread), bf16 over
-// f32: Intel Xeon with AMX 6.0x (2026-12-04), AMD EPYC Zen 4 2.0x (2026-12-03), Zen 5 2.1x
-// (2026-12-05); an Intel Xeon family 6 model 207 with avx512_core_bf16 and no AMX 0.54x
-// (86.6 against 160.7 GFLOP/s, 2026-12-06), and without avx512_core_bf16 oneDNN has no bf16
-// instructions at all. Depends only on the CPU, so a machine always decides alike.
+// True when oneDNN's bf16 matmul outruns its f32 one here: where oneDNN dispatches to AMX, and
+// on AMD CPUs where it dispatches to avx512_core_bf16. Measured by `attnbench roofline` (the
+// best of its matmul sizes, 1 thread), bf16 over f32: Intel Xeon with AMX 6.0x (2026-12-04),
+// AMD EPYC Zen 4 2.0x (2026-12-03), Zen 5 2.1x (2026-12-05); an Intel Xeon family 6 model 207
+// with avx512_core_bf16 and no AMX 0.54x (86.6 against 160.7 GFLOP/s, 2026-12-06); below
+// avx512_core_bf16 oneDNN has no bf16 instructions. Depends on the CPU and on oneDNN's ISA
+// limit (DNNL_MAX_CPU_ISA) only, so a machine decides alike in every run.
 bool bf16_matmul_outruns_f32();
 
 }  // namespace attnbench

@@ -21,6 +21,13 @@ class OpenMpThreadsScope {
  private:
   int before_;
 };
+
+// The context of the f32 queries of bf16 steps (one engine and stream for the process, as
+// the parts of one step share their context's): built once, on first use, for one thread.
+OneDnnContext& f32_query_context() {
+  static OneDnnContext ctx(1);
+  return ctx;
+}
 }  // namespace
 
 RowRange even_part(std::int64_t rows, int part, int parts) {
@@ -41,9 +48,8 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
     // primitive cache keys on it): built for one thread, it runs on one.
     const int parts = static_cast<int>(std::min<std::int64_t>(std::max(1, threads), rows));
     const OpenMpThreadsScope scope(1);
-    bf16_ = ctx.dtype() == DType::bf16;
-    if (bf16_ && !bf16_matmul_outruns_f32()) f32_ctx_ = std::make_unique<OneDnnContext>(1);
-    OneDnnContext& matmul_ctx = f32_ctx_ ? *f32_ctx_ : ctx;
+    multiplies_in_bf16_ = ctx.dtype() == DType::bf16 && bf16_matmul_outruns_f32();
+    OneDnnContext& matmul_ctx = ctx.dtype() == DType::bf16 && !multiplies_in_bf16_ ? f32_query_context() : ctx;
     ops_.reserve(static_cast<std::size_t>(parts));
     for (int part = 0; part < parts; ++part) ops_.emplace_back(matmul_ctx, even_part(rows, part, parts).count, params);
     return;
@@ -52,21 +58,6 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
   for (std::int64_t o = 0; o < out_; ++o)
     for (std::int64_t i = 0; i < in_; ++i)
       transposed_[static_cast<std::size_t>(i * out_ + o)] = params.weight[static_cast<std::size_t>(o * in_ + i)];
-}
-
-FusedProjection& FusedProjection::operator=(FusedProjection&& other) noexcept {
-  if (this == &other) return *this;
-  ops_.clear();
-  rows_ = other.rows_;
-  in_ = other.in_;
-  out_ = other.out_;
-  scale_ = other.scale_;
-  uses_onednn_ = other.uses_onednn_;
-  bf16_ = other.bf16_;
-  f32_ctx_ = std::move(other.f32_ctx_);
-  ops_ = std::move(other.ops_);
-  transposed_ = std::move(other.transposed_);
-  return *this;
 }
 
 void FusedProjection::run(const float* x, float* y) {

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/matmul_op.hpp"
@@ -47,9 +46,6 @@ class FusedProjection {
   FusedProjection() = default;
   FusedProjection(OneDnnContext& ctx, std::int64_t rows, const LinearParams& params, int threads,
                   float scale = 1.f);
-  FusedProjection(FusedProjection&&) noexcept = default;
-  // Drops this projection's matmuls before the context they were built on.
-  FusedProjection& operator=(FusedProjection&& other) noexcept;
 
   // Writes y from x, every row on the calling thread; allocates nothing.
   void run(const float* x, float* y);
@@ -63,7 +59,7 @@ class FusedProjection {
   // True when run() calls oneDNN.
   bool uses_onednn() const { return uses_onednn_; }
   // True when the oneDNN matmul multiplies in bf16 (a bf16 context where bf16_matmul_outruns_f32()).
-  bool multiplies_in_bf16() const { return f32_ctx_ == nullptr && bf16_; }
+  bool multiplies_in_bf16() const { return multiplies_in_bf16_; }
   // The parts the rows are split into (1 for the loop and a serial step's matmul).
   int parts() const { return static_cast<int>(ops_.empty() ? 1 : ops_.size()); }
 
@@ -72,8 +68,7 @@ class FusedProjection {
 
   std::int64_t rows_ = 0, in_ = 0, out_ = 0;
   float scale_ = 1.f;
-  bool uses_onednn_ = false, bf16_ = false;
-  std::unique_ptr<OneDnnContext> f32_ctx_;  // the f32 matmuls' context on a bf16 context, else null
+  bool uses_onednn_ = false, multiplies_in_bf16_ = false;
   std::vector<LinearOp> ops_;      // one per part, each built for one thread
   std::vector<float> transposed_;  // W^T (in, out), for the loop
 };

@@ -364,9 +364,12 @@ ERRORS = [
 ]
 
 
-def test_bad_fused_loops_setting_is_one_error_line(attnbench):
-    attnbench.run("list", env={"ATTNBENCH_FUSED_LOOPS": "avx2"}).one_error_line(
-        [r"ATTNBENCH_FUSED_LOOPS: bad value 'avx2'", r"best", r"portable"])
+@pytest.mark.parametrize("variable, bad, values", [
+    ("ATTNBENCH_FUSED_LOOPS", "avx2", ["best", "portable"]),
+    ("ATTNBENCH_FUSED_BF16_QUERY", "fp16", ["best", "bf16", "f32"]),
+])
+def test_bad_fused_setting_is_one_error_line(attnbench, variable, bad, values):
+    attnbench.run("list", env={variable: bad}).one_error_line([rf"{variable}: bad value '{bad}'", *values])
 
 
 @pytest.mark.parametrize("args, patterns, choices", [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])

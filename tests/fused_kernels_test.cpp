@@ -557,12 +557,21 @@ TEST(FusedProjectionPaths, PartsOtherThanItsOwnLeaveEveryRowToPartZero) {
   EXPECT_TRUE(near_reference("1 part as 2", y, ref));
 }
 
-TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
+// ATTNBENCH_FUSED_BF16_QUERY's values: best (the CPU's rule), bf16 and f32 on any CPU.
+class FusedBf16Query : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FusedBf16Query, HasAPartPerThreadLikeAnF32OneAndMultipliesInTheSetPrecision) {
   // On a 2-thread context, queries of 32 rows of 256 with 50 and 383 outputs (410K and 3.1M
   // multiply-adds) built for 2 threads have 2 parts in bf16 as in f32, so run_part writes
   // even parts for 1 or 2 threads but not for 3. On a bf16 context the matmul is bf16 exactly
-  // where bf16_matmul_outruns_f32(): y is the product of the bf16-rounded inputs there, else
-  // the f32 context's y bit for bit.
+  // where the setting says bf16, or says best and bf16_matmul_outruns_f32(): y is the product
+  // of the bf16-rounded inputs there, else the f32 context's y bit for bit. An f32 context
+  // multiplies in f32 whatever the setting.
+  const std::string setting = GetParam();
+  const test::ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", setting);
+  const bool bf16_query = setting == "bf16" || (setting == "best" && bf16_matmul_outruns_f32());
+  EXPECT_STREQ(fused_bf16_query_name(), bf16_query ? "bf16" : "f32");
+  EXPECT_EQ(fused_bf16_query_setting_error(), "");
   const std::int64_t rows = 32, in = 256;
   const std::vector<float> x = random_floats(count(rows * in), 12);
   for (const DType dtype : {DType::bf16, DType::f32}) {
@@ -577,7 +586,7 @@ TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
       EXPECT_TRUE(projection.splits_into(2));
       EXPECT_FALSE(projection.splits_into(3));
       EXPECT_EQ(omp_get_max_threads(), 2);
-      const bool in_bf16 = dtype == DType::bf16 && bf16_matmul_outruns_f32();
+      const bool in_bf16 = dtype == DType::bf16 && bf16_query;
       EXPECT_EQ(projection.multiplies_in_bf16(), in_bf16);
       std::vector<float> y(count(rows * out), std::nanf(""));
       projection.run(x.data(), y.data());
@@ -598,8 +607,23 @@ TEST(FusedProjectionPaths, ABf16QueryHasAPartPerThreadLikeAnF32One) {
       LinearParams W_used = W;
       W_used.weight = as_computed(W.weight);
       EXPECT_TRUE(near_reference("y", y, ref::linear(widen(as_computed(x)), rows, W_used)));
+      // The bf16 product misses the f32 tolerance against the unrounded inputs: the check tells the two apart.
+      if (in_bf16) {
+        EXPECT_FALSE(near_reference("y against unrounded inputs", y, ref::linear(widen(x), rows, W)));
+      }
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, FusedBf16Query, ::testing::Values("best", "bf16", "f32"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(FusedBf16QuerySetting, ABadOneIsOneLineNamingItAndEveryValue) {
+  const test::ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", "fp16");
+  EXPECT_EQ(fused_bf16_query_setting_error(),
+            "ATTNBENCH_FUSED_BF16_QUERY: bad value 'fp16': best (the default: bf16 where oneDNN's bf16 matmul "
+            "outruns its f32 one, else f32), bf16 (multiply in bf16) or f32 (multiply in f32)");
+  EXPECT_STREQ(fused_bf16_query_name(), bf16_matmul_outruns_f32() ? "bf16" : "f32");  // taken for best
 }
 
 TEST(FusedProjectionPaths, TheLoopStopsExactlyAtTheThresholdAndBothPathsAgreeAcrossIt) {

@@ -26,6 +26,13 @@ TEST(ResumeMismatch, OtherFusedLoopsStopAResume) {
   EXPECT_EQ(resume_mismatch({{"build", then}}, here), "fused_loops was portable, now avx512");
 }
 
+TEST(ResumeMismatch, AnotherFusedBf16QueryStopsAResume) {
+  nlohmann::json then = kHere, here = kHere;
+  then["fused_bf16_query"] = "bf16";
+  here["fused_bf16_query"] = "f32";
+  EXPECT_EQ(resume_mismatch({{"build", then}}, here), "fused_bf16_query was bf16, now f32");
+}
+
 TEST(ResumeMismatch, AFieldThatIsNotAStringReadsAsUnknownInsteadOfThrowing) {
   // The fuzzer's input: no "build", and a top-level "host" that is an object.
   const nlohmann::json damaged = nlohmann::json::parse(R"({"grid": [], "host": {"shards": 2}})");

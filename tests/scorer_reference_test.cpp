@@ -341,10 +341,10 @@ std::string step_param_name(const ::testing::TestParamInfo<StepParam>& info) {
   return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
 }
 
-TEST_P(AttentionStepReference, MatchesMaskedSoftmaxAndContext) {
-  const auto& [name, c] = GetParam();
-  Problem p = c.problem;
-  // Pad every multi-example case: lengths run from src_len down to about half of it.
+// Scorer `name`'s step on point p (padded: lengths from src_len down to about half of it
+// when p has several examples and no len_min) against the double reference: scores, weights
+// and context within p.dtype's tolerance, masked scores -inf and their weights 0.
+void expect_step_matches_reference(const std::string& name, Problem p) {
   if (p.batch > 1 && p.len_min == 0) p.len_min = std::max<std::int64_t>(1, p.src_len / 2);
   const ScorerShape shape = shape_of(p);
   const std::vector<std::int64_t> lengths = source_lengths(p);
@@ -368,6 +368,11 @@ TEST_P(AttentionStepReference, MatchesMaskedSoftmaxAndContext) {
       EXPECT_EQ(ours.scores[count(b * p.src_len + j)], -std::numeric_limits<float>::infinity());
       EXPECT_EQ(ours.weights[count(b * p.src_len + j)], 0.0f);
     }
+}
+
+TEST_P(AttentionStepReference, MatchesMaskedSoftmaxAndContext) {
+  const auto& [name, c] = GetParam();
+  expect_step_matches_reference(name, c.problem);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScorers, AttentionStepReference,
@@ -396,6 +401,48 @@ INSTANTIATE_TEST_SUITE_P(FusedBf16, AttentionStepReference,
                                                 test::with_dtype(test::make_cases(kShapes), DType::bf16),
                                                 Impl::fused))),
                          step_param_name);
+
+// Every scorer's fused bf16 step with its query forced to bf16 and to f32
+// (ATTNBENCH_FUSED_BF16_QUERY), so that every machine checks both paths against the double
+// reference, not only the one its CPU takes. At B8 L24 E40 D48 A32 the queries of additive,
+// mlp, dot and scaled_dot (from the keys or from H: D > A) and location are oneDNN matmuls
+// (9K to 15K multiply-adds, over kSmallProjectionMacs); general and additive_linear have none.
+class FusedBf16QueryReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedBf16QueryReference, BothPrecisionsMatchTheReference) {
+  Problem p;
+  p.batch = 8;
+  p.src_len = 24;
+  p.enc_dim = 40;
+  p.dec_dim = 48;
+  p.attn_dim = 32;
+  p.impl = Impl::fused;
+  p.dtype = DType::bf16;
+  for (const char* setting : {"bf16", "f32"}) {
+    SCOPED_TRACE(std::string("ATTNBENCH_FUSED_BF16_QUERY=") + setting);
+    const test::ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", setting);
+    expect_step_matches_reference(GetParam(), p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllScorers, FusedBf16QueryReference, ::testing::ValuesIn(all_scorer_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(FusedBf16QuerySetting, ReachesTheStep) {
+  // additive's query at that point, 12K multiply-adds: its scores differ by the query's rounding.
+  const ScorerShape shape{8, 24, 40, 48, 32};
+  const std::vector<std::int64_t> lengths(8, 24);
+  const std::vector<float> H = random_floats(count(8 * 24 * 40), 7), s = random_floats(count(8 * 48), 8);
+  std::vector<std::vector<float>> scores;
+  for (const char* setting : {"bf16", "f32"}) {
+    const test::ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", setting);
+    ParamSource source(InitKind::fast, 1);
+    const std::unique_ptr<Scorer> scorer = find_scorer("additive").make(source, shape);
+    OneDnnContext ctx(1, DType::bf16);
+    scores.push_back(run_attention_step(ctx, *scorer, shape, H, s, lengths, Impl::fused).scores);
+  }
+  EXPECT_NE(scores[0], scores[1]);
+}
 
 }  // namespace
 }  // namespace attnbench

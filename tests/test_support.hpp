@@ -4,21 +4,48 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/problem.hpp"
 #include "variants/registry.hpp"
 
 namespace attnbench::test {
+
+// Sets environment variable `name` to `value` for its lifetime, then restores it (or unsets
+// it when it was unset). For settings read while something is built, e.g. FusedProjection's
+// ATTNBENCH_FUSED_BF16_QUERY. Example: const ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", "f32");
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    if (const char* before = ::getenv(name_.c_str())) before_ = before;
+    ::setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (before_)
+      ::setenv(name_.c_str(), before_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> before_;
+};
 
 // Element i of an f32 result passes against the double reference when
 //   |ours_i - ref_i| <= kRelTol * max(|ref_i|, kFloorFraction * max_j |ref_j|),

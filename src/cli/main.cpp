@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "core/fused_kernels.hpp"
+#include "core/fused_projection.hpp"
 
 namespace {
 
@@ -50,10 +51,11 @@ int main(int argc, char** argv) {
   attnbench::setup_roofline(app, exit_code);
   attnbench::setup_submit(app, exit_code, command_line);
   attnbench::setup_status(app, exit_code);
-  if (const std::string why = attnbench::fused::loops_setting_error(); !why.empty()) {
-    std::cerr << "attnbench: error: " << why << "\n";
-    return 2;
-  }
+  for (const std::string& why : {attnbench::fused::loops_setting_error(), attnbench::fused_bf16_query_setting_error()})
+    if (!why.empty()) {
+      std::cerr << "attnbench: error: " << why << "\n";
+      return 2;
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,9 +1,8 @@
 #include "core/fused_kernels.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
+#include "core/env_choice.hpp"
 #include "core/fused_math.hpp"
 #include "core/fused_prefetch.hpp"
 #include "core/fused_avx512.hpp"
@@ -199,15 +198,12 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 }  // namespace portable
 
 namespace {
-std::string_view loops_setting() {
-  const char* value = std::getenv("ATTNBENCH_FUSED_LOOPS");
-  return value ? value : "";
-}
+constexpr const char* kLoopsVariable = "ATTNBENCH_FUSED_LOOPS";
 
 // True when fused_avx512's loops run: the CPU has AVX-512 and ATTNBENCH_FUSED_LOOPS is not "portable".
 bool avx512_loops() {
 #if ATTNBENCH_AVX512_LOOPS
-  static const bool yes = avx512::available() && loops_setting() != "portable";
+  static const bool yes = avx512::available() && env_value(kLoopsVariable) != "portable";
   return yes;
 #else
   return false;
@@ -218,10 +214,8 @@ bool avx512_loops() {
 const char* loops_name() { return avx512_loops() ? "avx512" : "portable"; }
 
 std::string loops_setting_error() {
-  const std::string_view value = loops_setting();
-  if (value.empty() || value == "best" || value == "portable") return "";
-  return "ATTNBENCH_FUSED_LOOPS: bad value '" + std::string(value) +
-         "': best (the default: the best loops this CPU runs) or portable (those of CPUs without AVX-512)";
+  return env_choice_error(kLoopsVariable, {{"best", "the default: the best loops this CPU runs"},
+                                           {"portable", "those of CPUs without AVX-512"}});
 }
 
 #if ATTNBENCH_AVX512_LOOPS

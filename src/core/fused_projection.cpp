@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
+#include "core/env_choice.hpp"
 #include "core/fused_kernels.hpp"
 
 namespace attnbench {
 
 namespace {
+constexpr const char* kBf16QueryVariable = "ATTNBENCH_FUSED_BF16_QUERY";
+
 // OpenMP's thread count for what this thread builds and runs, for the scope's lifetime.
 class OpenMpThreadsScope {
  public:
@@ -30,6 +34,19 @@ OneDnnContext& f32_query_context() {
 }
 }  // namespace
 
+const char* fused_bf16_query_name() {
+  const std::string_view setting = env_value(kBf16QueryVariable);
+  if (setting == "bf16" || setting == "f32") return setting == "bf16" ? "bf16" : "f32";
+  return bf16_matmul_outruns_f32() ? "bf16" : "f32";
+}
+
+std::string fused_bf16_query_setting_error() {
+  return env_choice_error(kBf16QueryVariable,
+                          {{"best", "the default: bf16 where oneDNN's bf16 matmul outruns its f32 one, else f32"},
+                           {"bf16", "multiply in bf16"},
+                           {"f32", "multiply in f32"}});
+}
+
 RowRange even_part(std::int64_t rows, int part, int parts) {
   const std::int64_t first = rows * part / parts;
   return {first, rows * (part + 1) / parts - first};
@@ -48,7 +65,7 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
     // primitive cache keys on it): built for one thread, it runs on one.
     const int parts = static_cast<int>(std::min<std::int64_t>(std::max(1, threads), rows));
     const OpenMpThreadsScope scope(1);
-    multiplies_in_bf16_ = ctx.dtype() == DType::bf16 && bf16_matmul_outruns_f32();
+    multiplies_in_bf16_ = ctx.dtype() == DType::bf16 && std::string_view(fused_bf16_query_name()) == "bf16";
     OneDnnContext& matmul_ctx = ctx.dtype() == DType::bf16 && !multiplies_in_bf16_ ? f32_query_context() : ctx;
     ops_.reserve(static_cast<std::size_t>(parts));
     for (int part = 0; part < parts; ++part) ops_.emplace_back(matmul_ctx, even_part(rows, part, parts).count, params);

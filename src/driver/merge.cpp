@@ -119,7 +119,8 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
                               "/build/compiler_flags"})
       require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
     if (!allow_mixed)
-      for (const char* field : {"/build/cpu_model", "/build/cpu_id", "/build/onednn_version", "/build/fused_loops"})
+      for (const char* field : {"/build/cpu_model", "/build/cpu_id", "/build/onednn_version", "/build/fused_loops",
+                                "/build/fused_bf16_query"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
   }
   const FolderKind kind = folder_kind(metas[0]);

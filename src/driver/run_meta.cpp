@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/fused_kernels.hpp"
+#include "core/fused_projection.hpp"
 #include "core/onednn_context.hpp"
 #include "driver/run_journal.hpp"
 
@@ -98,7 +99,7 @@ nlohmann::json build_and_machine() {
       {"onednn_version", onednn_version()},
       {"onednn_isa", effective_isa_name()},
       {"fused_loops", fused::loops_name()},
-      {"fused_bf16_query", bf16_matmul_outruns_f32() ? "bf16" : "f32"},
+      {"fused_bf16_query", fused_bf16_query_name()},
       {"openmp", "GNU libgomp, OpenMP " + std::to_string(_OPENMP)},
       {"compiler", ATTNBENCH_COMPILER},
       {"compiler_flags", ATTNBENCH_COMPILER_FLAGS},
@@ -131,7 +132,7 @@ std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json&
                                                                                  : std::string("?");
   };
   std::string why;
-  for (const char* field : {"host", "onednn_version", "git_commit", "fused_loops"}) {
+  for (const char* field : {"host", "onednn_version", "git_commit", "fused_loops", "fused_bf16_query"}) {
     const std::string a = text(then, field), b = text(here, field);
     if (a != b) why += (why.empty() ? "" : "; ") + std::string(field) + " was " + a + ", now " + b;
   }

@@ -60,22 +60,27 @@ def test_merge_refuses_shards_of_cpus_named_alike_with_different_ids(attnbench, 
     assert not (tmp_path / "merged").exists()
 
 
-def test_merge_refuses_shards_timed_with_other_fused_loops(attnbench, tmp_path):
+@pytest.mark.parametrize("variable, field, values", [
+    ("ATTNBENCH_FUSED_LOOPS", "fused_loops", ("best", "portable")),
+    ("ATTNBENCH_FUSED_BF16_QUERY", "fused_bf16_query", ("bf16", "f32")),
+])
+def test_merge_refuses_shards_timed_with_other_fused_settings(attnbench, tmp_path, variable, field, values):
     """A shard timed with ATTNBENCH_FUSED_LOOPS=portable does not mix with one timed with the
-    CPU's best loops (on a CPU without AVX-512 both run the portable ones: nothing to refuse)."""
-    shards = [tmp_path / "best", tmp_path / "portable"]
-    for k, (out, loops) in enumerate(zip(shards, ("best", "portable")), 1):
-        env = dict(os.environ, ATTNBENCH_FUSED_LOOPS=loops)
+    CPU's best loops (on a CPU without AVX-512 both run the portable ones: nothing to refuse),
+    nor one whose fused bf16 query multiplied in bf16 with one that multiplied in f32."""
+    shards = [tmp_path / value for value in values]
+    for k, (out, value) in enumerate(zip(shards, values), 1):
+        env = dict(os.environ, **{variable: value})
         r = subprocess.run([attnbench, "run", *GRID, "--shard", f"{k}/2", "--out", str(out)], capture_output=True,
                            text=True, timeout=300, env=env)
         assert r.returncode == 0, r.stderr
-    recorded = [json.loads((out / "meta.json").read_text())["build"]["fused_loops"] for out in shards]
+    recorded = [json.loads((out / "meta.json").read_text())["build"][field] for out in shards]
     if recorded[0] == recorded[1]:
-        pytest.skip(f"this CPU runs the {recorded[0]} loops either way")
+        pytest.skip(f"this CPU records {field} {recorded[0]} either way")
     r = attn(attnbench, "merge", *map(str, shards), "--out", str(tmp_path / "merged"))
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
-    assert 'build/fused_loops is "portable"' in lines[0] and "--allow-mixed" in lines[0], lines[0]
+    assert f'build/{field} is "{recorded[1]}"' in lines[0] and "--allow-mixed" in lines[0], lines[0]
     assert not (tmp_path / "merged").exists()
     assert attn(attnbench, "merge", *map(str, shards), "--out", str(tmp_path / "mixed"), "--allow-mixed").returncode == 0
 

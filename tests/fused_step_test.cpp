@@ -175,6 +175,56 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   expect_near_reference(two, *scorer, p, lengths, s, H);
 }
 
+TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
+  // The parallel point's rows (B8 L128, E256, A128: 1 MB in f32) stay in the caches, so each
+  // pass visits its examples in the order opposite to the pass before: three steps on 1 and
+  // on 2 threads, f32 and bf16, give the first step's bits; and the one pass equals score()
+  // then attend() run in the opposite orders.
+  const Problem p = parallel_point(GetParam());
+  const ScorerShape shape = shape_of(p);
+  ASSERT_TRUE(alternates_example_order(shape, DType::f32));
+  const std::vector<std::int64_t> lengths = source_lengths(p);
+  const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 21);
+  const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 22);
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    for (const int threads : {1, 2}) {
+      SCOPED_TRACE(to_string(dtype) + ", " + std::to_string(threads) + " threads");
+      OneDnnContext ctx(threads, dtype);
+      ParamSource source(p.init, p.seed);
+      const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
+      scorer->build(ctx, Impl::fused);
+      scorer->prepare(H.data());
+      FusedAttend attend(threads, shape, lengths, dtype, scorer->fused_score_work(shape));
+      attend.prepare(*scorer, H.data());
+      const auto empty = [&] {
+        return AttentionStep{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                             std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                             std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
+      };
+      std::vector<AttentionStep> steps;
+      for (int step = 0; step < 3; ++step) {
+        steps.push_back(empty());
+        attend.step(*scorer, s.data(), H.data(), steps.back().scores.data(), steps.back().weights.data(),
+                    steps.back().context.data());
+      }
+      for (int step = 1; step < 3; ++step) {
+        SCOPED_TRACE("step " + std::to_string(step));
+        EXPECT_EQ(steps[static_cast<std::size_t>(step)].scores, steps[0].scores);
+        EXPECT_EQ(steps[static_cast<std::size_t>(step)].weights, steps[0].weights);
+        EXPECT_EQ(steps[static_cast<std::size_t>(step)].context, steps[0].context);
+      }
+      AttentionStep separate = empty();
+      attend.score(*scorer, s.data(), separate.scores.data());  // the fourth pass: backwards
+      const float* logits = scorer->alignment_logits() ? scorer->alignment_logits() : separate.scores.data();
+      attend.attend(logits, H.data(), separate.weights.data(), separate.context.data());  // forwards
+      EXPECT_EQ(separate.scores, steps[0].scores);
+      EXPECT_EQ(separate.weights, steps[0].weights);
+      EXPECT_EQ(separate.context, steps[0].context);
+      expect_near_reference(steps[0], *scorer, p, lengths, s, H, test::tolerance_for(dtype));
+    }
+  }
+}
+
 TEST_P(FusedStep, EachPartsQueryAloneScoresThatPartsExamplesBitForBit) {
   // Every scorer's fused query covers its part of 2 (Scorer::fused_query_covers_part) at the
   // parallel point, f32 and bf16: after only part p's fused_query, on a freshly prepared
@@ -560,6 +610,22 @@ TEST(FusedStepPrefetch, ContextRowsFromTwoMiBOfStoredAnnotationsDramStreamingFro
   // Exactly at the threshold: B1 L512 E1024 in f32 is 2 MiB.
   EXPECT_TRUE(prefetches_context_rows({1, 512, 1024, 16, 16}, DType::f32));
   EXPECT_FALSE(prefetches_context_rows({1, 511, 1024, 16, 16}, DType::f32));
+}
+
+TEST(FusedStepOrder, AlternatesWhereNeitherAnnotationsNorKeysStreamFromDram) {
+  // The mid size (3.3 MB of annotations in f32) and the lesson alternate; the paper's sizes
+  // (32 MB, 16 MB in bf16) do not; nor do keys of 13 MB beside annotations of 410 KB.
+  const ScorerShape mid{32, 50, 512, 256, 256}, paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    EXPECT_TRUE(alternates_example_order(mid, dtype));
+    EXPECT_TRUE(alternates_example_order(lesson, dtype));
+    EXPECT_FALSE(alternates_example_order(paper, dtype));
+  }
+  EXPECT_FALSE(alternates_example_order({32, 50, 64, 256, 2048}, DType::f32));
+  EXPECT_TRUE(alternates_example_order({32, 50, 64, 256, 2048}, DType::bf16));  // 6.6 MB
+  // Exactly at kStreamedBytes: B1 L2048 E1024 in f32 is 8 MiB.
+  EXPECT_FALSE(alternates_example_order({1, 2048, 1024, 16, 16}, DType::f32));
+  EXPECT_TRUE(alternates_example_order({1, 2047, 1024, 16, 16}, DType::f32));
 }
 
 TEST(FusedStepThreshold, StaticWeightsGoParallelOnlyForTheirCopies) {

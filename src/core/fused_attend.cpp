@@ -24,11 +24,17 @@ int fused_step_threads(int threads, const ScorerShape& shape, double score_work)
 }
 
 namespace {
-double annotation_bytes(const ScorerShape& shape, DType dtype) {
+// Bytes of B L `width` elements as stored in `dtype`.
+double position_rows_bytes(const ScorerShape& shape, std::int64_t width, DType dtype) {
   const double bytes_per_element = dtype == DType::bf16 ? 2.0 : 4.0;
-  return bytes_per_element * static_cast<double>(shape.batch * shape.src_len * shape.enc_dim);
+  return bytes_per_element * static_cast<double>(shape.batch * shape.src_len * width);
 }
+double annotation_bytes(const ScorerShape& shape, DType dtype) { return position_rows_bytes(shape, shape.enc_dim, dtype); }
 }  // namespace
+
+bool alternates_example_order(const ScorerShape& shape, DType dtype) {
+  return !fused::streams_from_dram(position_rows_bytes(shape, std::max(shape.enc_dim, shape.attn_dim), dtype));
+}
 
 bool streams_annotations(const ScorerShape& shape, DType dtype) {
   return fused::streams_from_dram(annotation_bytes(shape, dtype));
@@ -54,7 +60,8 @@ FusedAttend::FusedAttend(int threads, const ScorerShape& shape, std::vector<std:
       static_context_(static_cast<std::size_t>(shape.batch * shape.enc_dim)),
       bf16_(dtype == DType::bf16),
       streams_annotations_(streams_annotations(shape, dtype)),
-      prefetch_context_rows_(prefetches_context_rows(shape, dtype)) {
+      prefetch_context_rows_(prefetches_context_rows(shape, dtype)),
+      alternate_order_(alternates_example_order(shape, dtype)) {
   if (static_cast<std::int64_t>(lengths_.size()) != batch_)
     throw std::invalid_argument("FusedAttend: " + std::to_string(lengths_.size()) + " lengths for batch " +
                                 std::to_string(batch_));
@@ -114,13 +121,22 @@ void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_ex
 #pragma omp barrier
         }
       }
-      const std::int64_t end = first_example_of_part(length_prefix_, part + 1, parts);
-      for (std::int64_t b = first_example_of_part(length_prefix_, part, parts); b < end; ++b) per_example(b);
+      in_order(first_example_of_part(length_prefix_, part, parts), first_example_of_part(length_prefix_, part + 1, parts),
+               per_example);
     }
   } else {
     if constexpr (kHasQuery) query(0, 1);
-    for (std::int64_t b = 0; b < batch_; ++b) per_example(b);
+    in_order(0, batch_, per_example);
   }
+  backwards_ = alternate_order_ && !backwards_;
+}
+
+template <class PerExample>
+void FusedAttend::in_order(std::int64_t first, std::int64_t end, PerExample& per_example) const {
+  if (backwards_)
+    for (std::int64_t b = end - 1; b >= first; --b) per_example(b);
+  else
+    for (std::int64_t b = first; b < end; ++b) per_example(b);
 }
 
 void FusedAttend::score_example(const Scorer& scorer, std::int64_t b, float* e, fused::PrefetchAlong next_pass) const {

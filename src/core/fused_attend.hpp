@@ -40,6 +40,21 @@ inline constexpr double kContextPrefetchBytes = 2.0 * 1024 * 1024;
 // True when the step's annotations as stored take kContextPrefetchBytes or more.
 bool prefetches_context_rows(const ScorerShape& shape, DType dtype);
 
+// True when the passes of a fused step alternate the order of their examples (FusedAttend):
+// when neither the annotations nor the keys, B L max(E, A) elements as stored in `dtype`,
+// stream from DRAM (fused::streams_from_dram), so that no pass prefetches the rows of the
+// examples after its own. Each step of a sequence reads the same rows, and a pass that starts
+// with those the pass before read last finds them still in the core's L2. Measured on 2 cores
+// of an Intel Xeon without AMX (family 6 model 207, L2 2 MiB a core), 2026-12-06, at the mid
+// size (B32 L50 E512 D256 A256: 3.3 MB of f32 annotations), the step alternating over the
+// step in one order, paired medians of 4 alternations, 1 / 2 threads (each thread's part):
+// f32 dot 0.78 / 0.60, scaled_dot 0.78 / 0.63, general 0.78 / 0.61, location 0.62 / 0.80,
+// additive 0.93 / 0.72, mlp 0.91 / 0.84; bf16 dot, scaled_dot and general 0.80 / 0.90 to 0.98,
+// location 0.89 / 1.04, additive and mlp 0.91 / 0.99 to 1.01 (on 2 threads its rows already
+// fit the two L2s). At the paper's sizes, which stream and so keep one order, alternating had
+// given 0.90 to 1.07. Not measured on the AMD machines (L2 1 MiB a core).
+bool alternates_example_order(const ScorerShape& shape, DType dtype);
+
 // Splits the examples into `parts` contiguous ranges with about equal sums of lengths and
 // returns the first example of range `part` (0 for part 0, the batch for part == parts);
 // length_prefix (batch + 1) holds the running sums of the lengths from 0. Contiguous, so
@@ -85,6 +100,9 @@ class FusedAttend {
   // score() then attend() one example at a time, in one loop over the examples; the
   // softmax is over scorer.alignment_logits() when the scorer has them, else over e.
   // After prepare() for a scorer with static logits, alpha and c are prepare()'s, copied.
+  // Where alternates_example_order(), each of these passes visits its examples (each
+  // thread's part) in the order opposite to the pass before: the results are the same in
+  // either order, bit for bit. Not to be called concurrently on one FusedAttend.
   void step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const;
 
   // True when the examples are spread over `threads` OpenMP threads.
@@ -115,8 +133,13 @@ class FusedAttend {
   // each thread first calls it for its part (one part for the calling thread) and, when
   // waits_for_whole_query(), waits for the others: the query and the examples in one
   // parallel region.
+  // Where alternate_order_, the examples of each part go from last to first on every other
+  // call (backwards_), which it then flips.
   template <class Query, class PerExample>
   void for_each_example(bool parallel, Query query, PerExample per_example) const;
+  // per_example(b) for b in [first, end): from end - 1 down when backwards_, else up.
+  template <class PerExample>
+  void in_order(std::int64_t first, std::int64_t end, PerExample& per_example) const;
   void score_example(const Scorer& scorer, std::int64_t b, float* e, fused::PrefetchAlong next_pass) const;
   // The annotation rows attend_example() reads for example b (H's, or the bf16 copy's).
   fused::PrefetchAlong context_rows(std::int64_t b, const float* H) const;
@@ -133,6 +156,8 @@ class FusedAttend {
   bool bf16_ = false;
   bool streams_annotations_ = false;  // streams_annotations(): annotations prefetched
   bool prefetch_context_rows_ = false;  // prefetches_context_rows()
+  bool alternate_order_ = false;        // alternates_example_order()
+  mutable bool backwards_ = false;      // the next pass goes from each part's last example
   const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
   std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };

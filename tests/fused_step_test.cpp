@@ -152,7 +152,7 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   ParamSource source(p.init, p.seed);
   const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
   const double work = scorer->fused_score_work(shape);
-  const FusedAttend serial(1, shape, lengths, DType::f32, work), parallel(2, shape, lengths, DType::f32, work);
+  FusedAttend serial(1, shape, lengths, DType::f32, work), parallel(2, shape, lengths, DType::f32, work);
   ASSERT_FALSE(serial.parallel());
   ASSERT_TRUE(parallel.parallel()) << fused_step_work(shape, work) << " multiply-add equivalents";
 
@@ -161,7 +161,7 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   OneDnnContext ctx(2);
   scorer->build(ctx, Impl::fused);
   scorer->prepare(H.data());
-  const auto run = [&](const FusedAttend& attend) {
+  const auto run = [&](FusedAttend& attend) {
     AttentionStep out{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
                       std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
                       std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
@@ -178,8 +178,7 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
 TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
   // The parallel point's rows (B8 L128, E256, A128: 1 MB in f32) stay in the caches, so each
   // pass visits its examples in the order opposite to the pass before: three steps on 1 and
-  // on 2 threads, f32 and bf16, give the first step's bits; and the one pass equals score()
-  // then attend() run in the opposite orders.
+  // on 2 threads, f32 and bf16, each flipping the order, give the first step's bits.
   const Problem p = parallel_point(GetParam());
   const ScorerShape shape = shape_of(p);
   ASSERT_TRUE(alternates_example_order(shape, DType::f32));
@@ -196,30 +195,22 @@ TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
       scorer->prepare(H.data());
       FusedAttend attend(threads, shape, lengths, dtype, scorer->fused_score_work(shape));
       attend.prepare(*scorer, H.data());
-      const auto empty = [&] {
-        return AttentionStep{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                             std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                             std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
-      };
       std::vector<AttentionStep> steps;
       for (int step = 0; step < 3; ++step) {
-        steps.push_back(empty());
+        const bool backwards = attend.next_pass_backwards();
+        steps.push_back({std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                         std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                         std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))});
         attend.step(*scorer, s.data(), H.data(), steps.back().scores.data(), steps.back().weights.data(),
                     steps.back().context.data());
+        EXPECT_NE(attend.next_pass_backwards(), backwards) << "step " << step;
       }
-      for (int step = 1; step < 3; ++step) {
+      for (std::size_t step = 1; step < steps.size(); ++step) {
         SCOPED_TRACE("step " + std::to_string(step));
-        EXPECT_EQ(steps[static_cast<std::size_t>(step)].scores, steps[0].scores);
-        EXPECT_EQ(steps[static_cast<std::size_t>(step)].weights, steps[0].weights);
-        EXPECT_EQ(steps[static_cast<std::size_t>(step)].context, steps[0].context);
+        EXPECT_EQ(steps[step].scores, steps[0].scores);
+        EXPECT_EQ(steps[step].weights, steps[0].weights);
+        EXPECT_EQ(steps[step].context, steps[0].context);
       }
-      AttentionStep separate = empty();
-      attend.score(*scorer, s.data(), separate.scores.data());  // the fourth pass: backwards
-      const float* logits = scorer->alignment_logits() ? scorer->alignment_logits() : separate.scores.data();
-      attend.attend(logits, H.data(), separate.weights.data(), separate.context.data());  // forwards
-      EXPECT_EQ(separate.scores, steps[0].scores);
-      EXPECT_EQ(separate.weights, steps[0].weights);
-      EXPECT_EQ(separate.context, steps[0].context);
       expect_near_reference(steps[0], *scorer, p, lengths, s, H, test::tolerance_for(dtype));
     }
   }
@@ -614,7 +605,8 @@ TEST(FusedStepPrefetch, ContextRowsFromTwoMiBOfStoredAnnotationsDramStreamingFro
 
 TEST(FusedStepOrder, AlternatesWhereNeitherAnnotationsNorKeysStreamFromDram) {
   // The mid size (3.3 MB of annotations in f32) and the lesson alternate; the paper's sizes
-  // (32 MB, 16 MB in bf16) do not; nor do keys of 13 MB beside annotations of 410 KB.
+  // (32 MB, 16 MB in bf16) do not; nor do keys of 13 MB beside annotations of 410 KB. A
+  // step that does not alternate keeps going forwards.
   const ScorerShape mid{32, 50, 512, 256, 256}, paper{80, 50, 2000, 1000, 1000}, lesson{2, 10, 16, 20, 32};
   for (const DType dtype : {DType::f32, DType::bf16}) {
     EXPECT_TRUE(alternates_example_order(mid, dtype));
@@ -626,6 +618,24 @@ TEST(FusedStepOrder, AlternatesWhereNeitherAnnotationsNorKeysStreamFromDram) {
   // Exactly at kStreamedBytes: B1 L2048 E1024 in f32 is 8 MiB.
   EXPECT_FALSE(alternates_example_order({1, 2048, 1024, 16, 16}, DType::f32));
   EXPECT_TRUE(alternates_example_order({1, 2047, 1024, 16, 16}, DType::f32));
+  EXPECT_TRUE(streams_keys({32, 50, 64, 256, 2048}, DType::f32));
+  EXPECT_FALSE(streams_annotations({32, 50, 64, 256, 2048}, DType::f32));
+  EXPECT_FALSE(streams_keys(mid, DType::f32));
+  const ScorerShape keys_stream{4, 64, 16, 16, 8192};  // keys of 8 MiB in f32, 4 KB of state each
+  ASSERT_FALSE(alternates_example_order(keys_stream, DType::f32));
+  ParamSource source(InitKind::fast, 1);
+  const std::unique_ptr<Scorer> scorer = find_scorer("additive").make(source, keys_stream);
+  OneDnnContext ctx(1);
+  scorer->build(ctx, Impl::fused);
+  const std::vector<float> H = random_floats(count(4 * 64 * 16), 3), s = random_floats(count(4 * 16), 4);
+  scorer->prepare(H.data());
+  FusedAttend attend(1, keys_stream, std::vector<std::int64_t>(4, 64), DType::f32, scorer->fused_score_work(keys_stream));
+  attend.prepare(*scorer, H.data());
+  std::vector<float> e(count(4 * 64)), alpha(e.size()), c(count(4 * 16));
+  for (int step = 0; step < 2; ++step) {
+    attend.step(*scorer, s.data(), H.data(), e.data(), alpha.data(), c.data());
+    EXPECT_FALSE(attend.next_pass_backwards()) << "step " << step;
+  }
 }
 
 TEST(FusedStepThreshold, StaticWeightsGoParallelOnlyForTheirCopies) {

@@ -277,8 +277,7 @@ void fused_tanh_score_row(const float* keys, const std::uint16_t* keys_bf16, con
                           const ScorerShape& shape, std::int64_t b, std::int64_t len, float* e_b,
                           fused::PrefetchAlong next_pass) {
   const std::int64_t L = shape.src_len, A = shape.attn_dim;
-  const double key_bytes = (keys_bf16 ? 2.0 : 4.0) * static_cast<double>(shape.batch * L * A);
-  const std::int64_t readable = fused::streams_from_dram(key_bytes) ? (shape.batch - b) * L : 0;
+  const std::int64_t readable = streams_keys(shape, keys_bf16 ? DType::bf16 : DType::f32) ? (shape.batch - b) * L : 0;
   if (keys_bf16)
     fused::tanh_dot_rows(keys_bf16 + b * L * A, query + b * A, v, len, A, e_b, readable, next_pass);
   else

@@ -28,7 +28,7 @@ StageCost linear_additive_step_cost(const Problem& p, StageCost score, StageCost
 // Writes e_b[j] = v . tanh(keys[b, j, :] + query[b, :]) for j < len, additive's and mlp's
 // fused score row, from keys_bf16 when it is not null, else from keys (both (B, L, A));
 // query is (B, A), v (A). While it scores, the keys of the examples after b are prefetched
-// when the keys stream from DRAM (fused::streams_from_dram of the keys as stored), and so is
+// when the keys stream from DRAM (streams_keys of the keys as stored), and so is
 // next_pass (fused::tanh_dot_rows).
 void fused_tanh_score_row(const float* keys, const std::uint16_t* keys_bf16, const float* query, const float* v,
                           const ScorerShape& shape, std::int64_t b, std::int64_t len, float* e_b,

@@ -42,7 +42,9 @@ void setup_merge(CLI::App& app, int& exit_code) {
   sub->add_option("runs", o->shards, "Shard run folders")->required();
   sub->add_option("--out", o->out, "Folder to write the merged run to")->required();
   sub->add_flag("--allow-mixed", o->allow_mixed,
-                "Join shards measured on different CPU models or oneDNN versions; every row then names its host");
+                "Join shards measured on different CPU models or oneDNN versions, or with other fused loops or bf16 query "
+                "(ATTNBENCH_FUSED_LOOPS, ATTNBENCH_FUSED_BF16_QUERY); every row then names its host, meta.json's "
+                "merged_from each shard's settings");
   sub->callback([o, &exit_code] { exit_code = run_merge(*o); });
 }
 

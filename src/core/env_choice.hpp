@@ -2,7 +2,7 @@
 #pragma once
 
 #include <cstdlib>
-#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,8 +21,9 @@ inline std::string_view env_value(const char* variable) {
 
 // "" when `variable` is unset, empty or one of `values` (the first the default, which unset
 // and empty also mean), else one line naming the variable, its bad value and every value.
-// Example: env_choice_error("ATTNBENCH_FUSED_LOOPS", {{"best", "the default: ..."}, {"portable", "..."}}).
-inline std::string env_choice_error(const char* variable, std::initializer_list<EnvValue> values) {
+// Example: constexpr EnvValue kValues[] = {{"best", "the default: ..."}, {"portable", "..."}};
+//          env_choice_error("ATTNBENCH_FUSED_LOOPS", kValues).
+inline std::string env_choice_error(const char* variable, std::span<const EnvValue> values) {
   const std::string_view value = env_value(variable);
   if (value.empty()) return "";
   std::string choices;

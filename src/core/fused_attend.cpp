@@ -32,12 +32,16 @@ double position_rows_bytes(const ScorerShape& shape, std::int64_t width, DType d
 double annotation_bytes(const ScorerShape& shape, DType dtype) { return position_rows_bytes(shape, shape.enc_dim, dtype); }
 }  // namespace
 
-bool alternates_example_order(const ScorerShape& shape, DType dtype) {
-  return !fused::streams_from_dram(position_rows_bytes(shape, std::max(shape.enc_dim, shape.attn_dim), dtype));
-}
-
 bool streams_annotations(const ScorerShape& shape, DType dtype) {
   return fused::streams_from_dram(annotation_bytes(shape, dtype));
+}
+
+bool streams_keys(const ScorerShape& shape, DType dtype) {
+  return fused::streams_from_dram(position_rows_bytes(shape, shape.attn_dim, dtype));
+}
+
+bool alternates_example_order(const ScorerShape& shape, DType dtype) {
+  return !streams_annotations(shape, dtype) && !streams_keys(shape, dtype);
 }
 
 bool prefetches_context_rows(const ScorerShape& shape, DType dtype) {
@@ -109,7 +113,7 @@ bool FusedAttend::waits_for_whole_query(const Scorer& scorer, int parts) const {
 }
 
 template <class Query, class PerExample>
-void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_example) const {
+void FusedAttend::for_each_example(bool parallel, Query query, PerExample per_example) {
   constexpr bool kHasQuery = !std::is_same_v<Query, NoQuery>;
   if (parallel) {
 #pragma omp parallel num_threads(threads_)
@@ -171,15 +175,15 @@ void FusedAttend::attend_example(std::int64_t b, const float* logits, const floa
   }
 }
 
-void FusedAttend::score(Scorer& scorer, const float* s, float* e) const {
+void FusedAttend::score(Scorer& scorer, const float* s, float* e) {
   for_each_example(parallel_, ScorerQuery{scorer, s}, [&](std::int64_t b) { score_example(scorer, b, e, {}); });
 }
 
-void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) const {
+void FusedAttend::attend(const float* logits, const float* H, float* alpha, float* c) {
   for_each_example(parallel_, NoQuery{}, [&](std::int64_t b) { attend_example(b, logits, H, alpha, c); });
 }
 
-void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const {
+void FusedAttend::step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) {
   const float* static_logits = scorer.alignment_logits();
   const float* logits = static_logits ? static_logits : e;
   if (static_logits && static_ready_) {

@@ -27,6 +27,11 @@ inline constexpr double kParallelStepWork = 96 * 1024;
 // not in blocks summed in registers over all rows (fused::weighted_sum_rows).
 bool streams_annotations(const ScorerShape& shape, DType dtype);
 
+// True when a tanh scorer's keys (additive, mlp: B L A as stored in `dtype`) stream from DRAM
+// (fused::streams_from_dram), so that its score pass prefetches them on past each example's
+// end into the next example's (fused::tanh_dot_rows' `readable`).
+bool streams_keys(const ScorerShape& shape, DType dtype);
+
 // From this many bytes of stored annotations the score pass of a scorer bound by its tanh
 // prefetches each example's rows for its context (Scorer::fused_score_row's next_pass): they
 // no longer stay in a core's L2 between steps, and the tanh's compute hides their reading.
@@ -41,9 +46,8 @@ inline constexpr double kContextPrefetchBytes = 2.0 * 1024 * 1024;
 bool prefetches_context_rows(const ScorerShape& shape, DType dtype);
 
 // True when the passes of a fused step alternate the order of their examples (FusedAttend):
-// when neither the annotations nor the keys, B L max(E, A) elements as stored in `dtype`,
-// stream from DRAM (fused::streams_from_dram), so that no pass prefetches the rows of the
-// examples after its own. Each step of a sequence reads the same rows, and a pass that starts
+// when neither the annotations nor a tanh scorer's keys stream from DRAM (streams_annotations,
+// streams_keys), the only passes that prefetch the rows of the examples after their own. Each step of a sequence reads the same rows, and a pass that starts
 // with those the pass before read last finds them still in the core's L2. Measured on 2 cores
 // of an Intel Xeon without AMX (family 6 model 207, L2 2 MiB a core), 2026-12-06, at the mid
 // size (B32 L50 E512 D256 A256: 3.3 MB of f32 annotations), the step alternating over the
@@ -76,7 +80,10 @@ int fused_step_threads(int threads, const ScorerShape& shape, double score_work)
 // For scores e (B, L), annotations H (B, L, E) and lengths[b] valid positions per
 // example: positions j >= lengths[b] get score -inf and weight exactly 0.f, alpha is
 // the softmax over the rest, c = alpha H (B, E). The scorer must be built for
-// Impl::fused and prepared. Nothing allocates after construction.
+// Impl::fused and prepared. Nothing allocates after construction. Where
+// alternates_example_order(), each pass (score, attend, step) visits its examples (each
+// thread's part) in the order opposite to the pass before: each example's results are the
+// same in either order, bit for bit.
 // Example: FusedAttend fa(ctx.threads(), shape, lengths); fa.step(scorer, s, H, e, alpha, c);
 class FusedAttend {
  public:
@@ -94,16 +101,17 @@ class FusedAttend {
   void prepare(const Scorer& scorer, const float* H);
 
   // Writes e (B, L) for the state s (B, D).
-  void score(Scorer& scorer, const float* s, float* e) const;
+  void score(Scorer& scorer, const float* s, float* e);
   // Writes alpha (B, L) from `logits` (B, L) (padded positions are not read) and c (B, E).
-  void attend(const float* logits, const float* H, float* alpha, float* c) const;
+  void attend(const float* logits, const float* H, float* alpha, float* c);
   // score() then attend() one example at a time, in one loop over the examples; the
   // softmax is over scorer.alignment_logits() when the scorer has them, else over e.
   // After prepare() for a scorer with static logits, alpha and c are prepare()'s, copied.
-  // Where alternates_example_order(), each of these passes visits its examples (each
-  // thread's part) in the order opposite to the pass before: the results are the same in
-  // either order, bit for bit. Not to be called concurrently on one FusedAttend.
-  void step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c) const;
+  void step(Scorer& scorer, const float* s, const float* H, float* e, float* alpha, float* c);
+
+  // True when the next pass (score, attend, step; prepare() makes one attend() pass for a
+  // scorer with static logits) visits each part's examples from the last to the first.
+  bool next_pass_backwards() const { return backwards_; }
 
   // True when the examples are spread over `threads` OpenMP threads.
   bool parallel() const { return parallel_; }
@@ -136,7 +144,7 @@ class FusedAttend {
   // Where alternate_order_, the examples of each part go from last to first on every other
   // call (backwards_), which it then flips.
   template <class Query, class PerExample>
-  void for_each_example(bool parallel, Query query, PerExample per_example) const;
+  void for_each_example(bool parallel, Query query, PerExample per_example);
   // per_example(b) for b in [first, end): from end - 1 down when backwards_, else up.
   template <class PerExample>
   void in_order(std::int64_t first, std::int64_t end, PerExample& per_example) const;
@@ -157,7 +165,7 @@ class FusedAttend {
   bool streams_annotations_ = false;  // streams_annotations(): annotations prefetched
   bool prefetch_context_rows_ = false;  // prefetches_context_rows()
   bool alternate_order_ = false;        // alternates_example_order()
-  mutable bool backwards_ = false;      // the next pass goes from each part's last example
+  bool backwards_ = false;              // the next pass goes from each part's last example
   const std::uint16_t* annotations_bf16_ = nullptr;  // bf16 H of the last prepare(), when bf16_
   std::vector<std::uint16_t> own_annotations_bf16_;  // the copy when the scorer has none
 };

@@ -199,11 +199,13 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 
 namespace {
 constexpr const char* kLoopsVariable = "ATTNBENCH_FUSED_LOOPS";
+constexpr EnvValue kLoopsValues[] = {{"best", "the default: the best loops this CPU runs"},
+                                     {"portable", "those of CPUs without AVX-512"}};
 
 // True when fused_avx512's loops run: the CPU has AVX-512 and ATTNBENCH_FUSED_LOOPS is not "portable".
 bool avx512_loops() {
 #if ATTNBENCH_AVX512_LOOPS
-  static const bool yes = avx512::available() && env_value(kLoopsVariable) != "portable";
+  static const bool yes = avx512::available() && env_value(kLoopsVariable) != kLoopsValues[1].value;
   return yes;
 #else
   return false;
@@ -214,8 +216,7 @@ bool avx512_loops() {
 const char* loops_name() { return avx512_loops() ? "avx512" : "portable"; }
 
 std::string loops_setting_error() {
-  return env_choice_error(kLoopsVariable, {{"best", "the default: the best loops this CPU runs"},
-                                           {"portable", "those of CPUs without AVX-512"}});
+  return env_choice_error(kLoopsVariable, kLoopsValues);
 }
 
 #if ATTNBENCH_AVX512_LOOPS

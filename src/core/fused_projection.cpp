@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 
@@ -13,6 +14,11 @@ namespace attnbench {
 
 namespace {
 constexpr const char* kBf16QueryVariable = "ATTNBENCH_FUSED_BF16_QUERY";
+// The setting's values: the default, then the two precisions it may force.
+constexpr EnvValue kBf16QueryValues[] = {
+    {"best", "the default: bf16 where oneDNN's bf16 matmul outruns its f32 one, else f32"},
+    {"bf16", "multiply in bf16"},
+    {"f32", "multiply in f32"}};
 
 // OpenMP's thread count for what this thread builds and runs, for the scope's lifetime.
 class OpenMpThreadsScope {
@@ -36,17 +42,13 @@ OneDnnContext& f32_query_context() {
 
 const char* fused_bf16_query_name() {
   const std::string_view setting = env_value(kBf16QueryVariable);
-  if (setting == "bf16") return "bf16";
-  if (setting == "f32") return "f32";
-  return bf16_matmul_outruns_f32() ? "bf16" : "f32";  // best, or a value attnbench refuses
+  for (const EnvValue& precision : std::span(kBf16QueryValues).subspan(1))
+    if (setting == precision.value) return precision.value.data();
+  // best, or a value attnbench refuses
+  return (bf16_matmul_outruns_f32() ? kBf16QueryValues[1] : kBf16QueryValues[2]).value.data();
 }
 
-std::string fused_bf16_query_setting_error() {
-  return env_choice_error(kBf16QueryVariable,
-                          {{"best", "the default: bf16 where oneDNN's bf16 matmul outruns its f32 one, else f32"},
-                           {"bf16", "multiply in bf16"},
-                           {"f32", "multiply in f32"}});
-}
+std::string fused_bf16_query_setting_error() { return env_choice_error(kBf16QueryVariable, kBf16QueryValues); }
 
 RowRange even_part(std::int64_t rows, int part, int parts) {
   const std::int64_t first = rows * part / parts;

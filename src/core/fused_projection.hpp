@@ -23,6 +23,16 @@ struct RowRange {
 };
 RowRange even_part(std::int64_t rows, int part, int parts);
 
+// The precision a fused bf16 step's query (a FusedProjection on a bf16 context) multiplies
+// in, "bf16" or "f32". The environment variable ATTNBENCH_FUSED_BF16_QUERY chooses: unset,
+// empty or "best" by bf16_matmul_outruns_f32(), "bf16" or "f32" that precision on any CPU with
+// oneDNN bf16 matmuls (so that one machine checks and times both). Read by each projection as
+// it is built; attnbench refuses a bad value at start, a projection takes it for "best".
+const char* fused_bf16_query_name();
+
+// "" when ATTNBENCH_FUSED_BF16_QUERY is unset or valid, else one line naming it and its bad value.
+std::string fused_bf16_query_setting_error();
+
 // y (rows, out) = scale * x (rows, in) W^T for W = params.weight (out, in), bias-free:
 // a vectorized loop over a copy of W^T when rows * in * out < kSmallProjectionMacs,
 // else oneDNN: for a step on `threads` > 1 OpenMP threads (fused_step_threads), `threads`
@@ -42,16 +52,6 @@ RowRange even_part(std::int64_t rows, int part, int parts);
 // 0.78x as long at the paper's sizes on 1 thread (additive, mlp; on 2 within that VM's noise)
 // and 0.84x to 0.92x at the mid size (additive, mlp, location); README, "Fused algorithms".
 // Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
-// The precision a fused bf16 step's query (a FusedProjection on a bf16 context) multiplies
-// in, "bf16" or "f32". The environment variable ATTNBENCH_FUSED_BF16_QUERY chooses: unset,
-// empty or "best" by bf16_matmul_outruns_f32(), "bf16" or "f32" that precision on any CPU with
-// oneDNN bf16 matmuls (so that one machine checks and times both). Read by each projection as
-// it is built; attnbench refuses a bad value at start, a projection takes it for "best".
-const char* fused_bf16_query_name();
-
-// "" when ATTNBENCH_FUSED_BF16_QUERY is unset or valid, else one line naming it and its bad value.
-std::string fused_bf16_query_setting_error();
-
 class FusedProjection {
  public:
   FusedProjection() = default;

@@ -24,6 +24,9 @@ namespace {
 constexpr const char* kSameBuild = "shards must come from one scenario and build";
 constexpr const char* kSameMachine =
     "timings of different machines do not mix (--allow-mixed keeps them, with the host in every row)";
+constexpr const char* kSameSettings =
+    "timings of other fused loops or fused bf16 query do not mix (--allow-mixed keeps them, with each shard's in "
+    "meta.json's merged_from)";
 
 // Throws when `field` (a JSON pointer) differs between two shards' meta.json; `rule` ends the message.
 void require_same(const nlohmann::json& a, const nlohmann::json& b, const char* field,
@@ -118,10 +121,12 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
     for (const char* field : {"/kind", "/scenario", "/scenario_files", "/grid", "/build/git_commit", "/build/compiler",
                               "/build/compiler_flags"})
       require_same(metas[0], metas[i], field, shards[0], shards[i], kSameBuild);
-    if (!allow_mixed)
-      for (const char* field : {"/build/cpu_model", "/build/cpu_id", "/build/onednn_version", "/build/fused_loops",
-                                "/build/fused_bf16_query"})
+    if (!allow_mixed) {
+      for (const char* field : {"/build/cpu_model", "/build/cpu_id", "/build/onednn_version"})
         require_same(metas[0], metas[i], field, shards[0], shards[i], kSameMachine);
+      for (const char* field : {"/build/fused_loops", "/build/fused_bf16_query"})
+        require_same(metas[0], metas[i], field, shards[0], shards[i], kSameSettings);
+    }
   }
   const FolderKind kind = folder_kind(metas[0]);
   const std::vector<DataFile>& files = data_files(kind);
@@ -146,6 +151,9 @@ nlohmann::json merge_runs(const std::vector<std::filesystem::path>& shards, cons
                                    {"host", metas[i].value("/build/host"_json_pointer, std::string())},
                                    {"cpu_model", metas[i].value("/build/cpu_model"_json_pointer, std::string())},
                                    {"cpu_id", metas[i].value("/build/cpu_id"_json_pointer, std::string())},
+                                   {"fused_loops", metas[i].value("/build/fused_loops"_json_pointer, std::string())},
+                                   {"fused_bf16_query",
+                                    metas[i].value("/build/fused_bf16_query"_json_pointer, std::string())},
                                    {"command", metas[i].value("command", std::string())}});
     complete = complete && metas[i].value("status", "") == "complete";
     shard_names.insert(shard);

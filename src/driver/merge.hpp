@@ -15,8 +15,10 @@ namespace attnbench {
 // once) and a meta.json that lists the shards; its status is "incomplete" when a shard
 // was interrupted or missing ("missing_shards"). Throws std::invalid_argument naming
 // the folder and the field that differs. Shards measured on different CPU models or
-// oneDNN versions are refused unless allow_mixed; then every row of the merged CSVs
-// ends with a `host` column naming the machine that measured it. An existing
+// oneDNN versions, or with other fused loops or fused bf16 query (ATTNBENCH_FUSED_LOOPS,
+// ATTNBENCH_FUSED_BF16_QUERY), are refused unless allow_mixed; then every row of the
+// merged CSVs ends with a `host` column naming the machine that measured it, and each
+// shard's entry in meta.json's merged_from names its CPU and those two settings. An existing
 // out/meta.json's "slurm" entry (from `attnbench submit`) is kept in the merged one.
 // Reads only the rows each shard's journal commits; holds out's FolderLock while it writes
 // (another writer there: std::invalid_argument "OUT: another attnbench is writing ...")

@@ -107,7 +107,8 @@ class Checker {
     for (std::size_t i = 0; i < value.size(); ++i) {
       const std::string at = "merged_from[" + std::to_string(i) + "]";
       if (!value[i].is_object()) bad(at, "must be an object", value[i]);
-      for (const char* key : {"folder", "shard", "status", "host", "cpu_model", "cpu_id", "command"})
+      for (const char* key :
+           {"folder", "shard", "status", "host", "cpu_model", "cpu_id", "fused_loops", "fused_bf16_query", "command"})
         optional_string(value[i], key, at + ".");
     }
   }

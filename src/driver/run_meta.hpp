@@ -21,7 +21,8 @@ std::vector<std::string> timing_warnings(const nlohmann::json& machine);
 std::string sha256_of_file(const std::filesystem::path& path);
 
 // Why `resumed` (a run's meta.json) may not be continued on this build and machine:
-// host, oneDNN version or git commit differ (read from its "build", else from its top level;
+// host, oneDNN version, git commit, fused loops or fused bf16 query differ (read from its
+// "build", else from its top level;
 // a field missing or not a string reads as "?"). Empty when it may.
 std::string resume_mismatch(const nlohmann::json& resumed, const nlohmann::json& here);
 

@@ -81,8 +81,11 @@ def test_merge_refuses_shards_timed_with_other_fused_settings(attnbench, tmp_pat
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert f'build/{field} is "{recorded[1]}"' in lines[0] and "--allow-mixed" in lines[0], lines[0]
+    assert "fused loops or fused bf16 query" in lines[0], lines[0]
     assert not (tmp_path / "merged").exists()
     assert attn(attnbench, "merge", *map(str, shards), "--out", str(tmp_path / "mixed"), "--allow-mixed").returncode == 0
+    merged_from = json.loads((tmp_path / "mixed" / "meta.json").read_text())["merged_from"]
+    assert [shard[field] for shard in merged_from] == recorded
 
 
 def test_merge_allow_mixed_names_the_host_in_every_row(attnbench, two_machines, tmp_path):

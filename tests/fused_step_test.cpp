@@ -87,6 +87,35 @@ std::pair<DecodeTrace, DecodeTrace> decode(const Problem& p, bool reference = fa
   return {harness.run_traced(), reference ? ref::decode(model) : DecodeTrace{}};
 }
 
+// p's scorer built for Impl::fused on ctx and prepared on H, with a FusedAttend for it on
+// `threads` threads in `dtype`, prepared too; step() writes one step into NaN-filled outputs.
+struct PreparedStep {
+  std::unique_ptr<Scorer> scorer;
+  FusedAttend attend;
+
+  PreparedStep(const Problem& p, OneDnnContext& ctx, int threads, DType dtype, const std::vector<std::int64_t>& lengths,
+               const std::vector<float>& H) {
+    ParamSource source(p.init, p.seed);
+    scorer = find_scorer(p.scorer).make(source, shape_of(p));
+    scorer->build(ctx, Impl::fused);
+    scorer->prepare(H.data());
+    attend = FusedAttend(threads, shape_of(p), lengths, dtype, scorer->fused_score_work(shape_of(p)));
+    attend.prepare(*scorer, H.data());
+  }
+  AttentionStep step(const Problem& p, const std::vector<float>& s, const std::vector<float>& H) {
+    return step_of(attend, *scorer, p, s, H);
+  }
+  // One FusedAttend::step of `attend` for `scorer` into outputs at p's sizes, NaN until written.
+  static AttentionStep step_of(FusedAttend& attend, Scorer& scorer, const Problem& p, const std::vector<float>& s,
+                               const std::vector<float>& H) {
+    AttentionStep out{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                      std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
+                      std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
+    attend.step(scorer, s.data(), H.data(), out.scores.data(), out.weights.data(), out.context.data());
+    return out;
+  }
+};
+
 class FusedStep : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FusedStep, DecodeMatchesReferenceAndAgreesWithOneDnn) {
@@ -161,14 +190,8 @@ TEST_P(FusedStep, TwoThreadsGiveTheSameBitsAsOneAndMatchReference) {
   OneDnnContext ctx(2);
   scorer->build(ctx, Impl::fused);
   scorer->prepare(H.data());
-  const auto run = [&](FusedAttend& attend) {
-    AttentionStep out{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                      std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                      std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
-    attend.step(*scorer, s.data(), H.data(), out.scores.data(), out.weights.data(), out.context.data());
-    return out;
-  };
-  const AttentionStep one = run(serial), two = run(parallel);
+  const AttentionStep one = PreparedStep::step_of(serial, *scorer, p, s, H),
+                      two = PreparedStep::step_of(parallel, *scorer, p, s, H);
   EXPECT_EQ(two.scores, one.scores);
   EXPECT_EQ(two.weights, one.weights);
   EXPECT_EQ(two.context, one.context);
@@ -189,21 +212,12 @@ TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
     for (const int threads : {1, 2}) {
       SCOPED_TRACE(to_string(dtype) + ", " + std::to_string(threads) + " threads");
       OneDnnContext ctx(threads, dtype);
-      ParamSource source(p.init, p.seed);
-      const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
-      scorer->build(ctx, Impl::fused);
-      scorer->prepare(H.data());
-      FusedAttend attend(threads, shape, lengths, dtype, scorer->fused_score_work(shape));
-      attend.prepare(*scorer, H.data());
+      PreparedStep prepared(p, ctx, threads, dtype, lengths, H);
       std::vector<AttentionStep> steps;
       for (int step = 0; step < 3; ++step) {
-        const bool backwards = attend.next_pass_backwards();
-        steps.push_back({std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                         std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                         std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))});
-        attend.step(*scorer, s.data(), H.data(), steps.back().scores.data(), steps.back().weights.data(),
-                    steps.back().context.data());
-        EXPECT_NE(attend.next_pass_backwards(), backwards) << "step " << step;
+        const bool backwards = prepared.attend.next_pass_backwards();
+        steps.push_back(prepared.step(p, s, H));
+        EXPECT_NE(prepared.attend.next_pass_backwards(), backwards) << "step " << step;
       }
       for (std::size_t step = 1; step < steps.size(); ++step) {
         SCOPED_TRACE("step " + std::to_string(step));
@@ -211,7 +225,7 @@ TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
         EXPECT_EQ(steps[step].weights, steps[0].weights);
         EXPECT_EQ(steps[step].context, steps[0].context);
       }
-      expect_near_reference(steps[0], *scorer, p, lengths, s, H, test::tolerance_for(dtype));
+      expect_near_reference(steps[0], *prepared.scorer, p, lengths, s, H, test::tolerance_for(dtype));
     }
   }
 }
@@ -264,28 +278,18 @@ TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
     Problem p = parallel_point(GetParam());
     p.len_min = len_min;
     SCOPED_TRACE(repro_flags(p) + " " + to_string(dtype));
-    const ScorerShape shape = shape_of(p);
     const std::vector<std::int64_t> lengths = source_lengths(p);
     ASSERT_EQ(first_example_of_part(length_prefix_of(lengths), 1, 2) == even_part(p.batch, 1, 2).first, len_min == 0);
     const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 19);
     const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 20);
     OneDnnContext ctx(2, dtype);
     const auto step_on = [&](int threads) {
-      ParamSource source(p.init, p.seed);
-      const std::unique_ptr<Scorer> scorer = find_scorer(p.scorer).make(source, shape);
-      scorer->build(ctx, Impl::fused);
-      scorer->prepare(H.data());
-      FusedAttend attend(threads, shape, lengths, dtype, scorer->fused_score_work(shape));
-      attend.prepare(*scorer, H.data());
+      PreparedStep prepared(p, ctx, threads, dtype, lengths, H);
       if (threads == 2) {
-        EXPECT_TRUE(attend.parallel());
-        EXPECT_EQ(attend.waits_for_whole_query(*scorer, 2), len_min != 0);
+        EXPECT_TRUE(prepared.attend.parallel());
+        EXPECT_EQ(prepared.attend.waits_for_whole_query(*prepared.scorer, 2), len_min != 0);
       }
-      AttentionStep out{std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                        std::vector<float>(count(p.batch * p.src_len), std::nanf("")),
-                        std::vector<float>(count(p.batch * p.enc_dim), std::nanf(""))};
-      attend.step(*scorer, s.data(), H.data(), out.scores.data(), out.weights.data(), out.context.data());
-      return out;
+      return prepared.step(p, s, H);
     };
     const AttentionStep two = step_on(2), one = step_on(1);
     EXPECT_EQ(two.scores, one.scores);

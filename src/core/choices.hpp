@@ -17,7 +17,7 @@ enum class Impl {
 #include "core/choices.def"
 };
 // Input type of the oneDNN matmuls (bf16 accumulates in f32 and writes f32; the fused step's
-// query is f32 where fused_bf16_query_name() is "f32", its keys and annotations bf16 still).
+// query is f32 where !fused_bf16_query_in_bf16(), its keys and annotations bf16 still).
 enum class DType {
 #define ATTNBENCH_DTYPE(word) word,
 #include "core/choices.def"

@@ -47,8 +47,9 @@ bool prefetches_context_rows(const ScorerShape& shape, DType dtype);
 
 // True when the passes of a fused step alternate the order of their examples (FusedAttend):
 // when neither the annotations nor a tanh scorer's keys stream from DRAM (streams_annotations,
-// streams_keys), the only passes that prefetch the rows of the examples after their own. Each step of a sequence reads the same rows, and a pass that starts
-// with those the pass before read last finds them still in the core's L2. Measured on 2 cores
+// streams_keys), the only passes that prefetch the rows of the examples after their own.
+// Each step of a sequence reads the same rows, and a pass that starts with those the pass
+// before read last finds them still in the core's L2. Measured on 2 cores
 // of an Intel Xeon without AMX (family 6 model 207, L2 2 MiB a core), 2026-12-06, at the mid
 // size (B32 L50 E512 D256 A256: 3.3 MB of f32 annotations), the step alternating over the
 // step in one order, paired medians of 4 alternations, 1 / 2 threads (each thread's part):

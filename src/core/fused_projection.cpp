@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <span>
 #include <stdexcept>
 #include <string_view>
 
@@ -40,12 +39,15 @@ OneDnnContext& f32_query_context() {
 }
 }  // namespace
 
-const char* fused_bf16_query_name() {
+bool fused_bf16_query_in_bf16() {
   const std::string_view setting = env_value(kBf16QueryVariable);
-  for (const EnvValue& precision : std::span(kBf16QueryValues).subspan(1))
-    if (setting == precision.value) return precision.value.data();
-  // best, or a value attnbench refuses
-  return (bf16_matmul_outruns_f32() ? kBf16QueryValues[1] : kBf16QueryValues[2]).value.data();
+  if (setting == kBf16QueryValues[1].value) return true;
+  if (setting == kBf16QueryValues[2].value) return false;
+  return bf16_matmul_outruns_f32();  // best, or a value attnbench refuses
+}
+
+const char* fused_bf16_query_name() {
+  return (fused_bf16_query_in_bf16() ? kBf16QueryValues[1] : kBf16QueryValues[2]).value.data();
 }
 
 std::string fused_bf16_query_setting_error() { return env_choice_error(kBf16QueryVariable, kBf16QueryValues); }
@@ -68,7 +70,7 @@ FusedProjection::FusedProjection(OneDnnContext& ctx, std::int64_t rows, const Li
     // primitive cache keys on it): built for one thread, it runs on one.
     const int parts = static_cast<int>(std::min<std::int64_t>(std::max(1, threads), rows));
     const OpenMpThreadsScope scope(1);
-    multiplies_in_bf16_ = ctx.dtype() == DType::bf16 && std::string_view(fused_bf16_query_name()) == "bf16";
+    multiplies_in_bf16_ = ctx.dtype() == DType::bf16 && fused_bf16_query_in_bf16();
     OneDnnContext& matmul_ctx = ctx.dtype() == DType::bf16 && !multiplies_in_bf16_ ? f32_query_context() : ctx;
     ops_.reserve(static_cast<std::size_t>(parts));
     for (int part = 0; part < parts; ++part) ops_.emplace_back(matmul_ctx, even_part(rows, part, parts).count, params);

@@ -23,11 +23,13 @@ struct RowRange {
 };
 RowRange even_part(std::int64_t rows, int part, int parts);
 
-// The precision a fused bf16 step's query (a FusedProjection on a bf16 context) multiplies
-// in, "bf16" or "f32". The environment variable ATTNBENCH_FUSED_BF16_QUERY chooses: unset,
+// True when a fused bf16 step's query (a FusedProjection on a bf16 context) multiplies in
+// bf16, false when in f32. The environment variable ATTNBENCH_FUSED_BF16_QUERY chooses: unset,
 // empty or "best" by bf16_matmul_outruns_f32(), "bf16" or "f32" that precision on any CPU with
 // oneDNN bf16 matmuls (so that one machine checks and times both). Read by each projection as
 // it is built; attnbench refuses a bad value at start, a projection takes it for "best".
+bool fused_bf16_query_in_bf16();
+// The same as meta.json's build.fused_bf16_query names it: "bf16" or "f32".
 const char* fused_bf16_query_name();
 
 // "" when ATTNBENCH_FUSED_BF16_QUERY is unset or valid, else one line naming it and its bad value.
@@ -47,10 +49,11 @@ std::string fused_bf16_query_setting_error();
 // 2026-12-04), with a barrier after the query, one part had been faster at the mid size
 // (location 0.81, additive 0.96); not measured there without it.
 // On a bf16 context the matmul is bf16 (W converted once, x at each run) where
-// fused_bf16_query_name() is "bf16", else f32 (W stays f32, only the query's own bytes): on an Intel
+// fused_bf16_query_in_bf16(), else f32 (W stays f32, only the query's own bytes): on an Intel
 // Xeon without AMX (family 6 model 207, 2026-12-06) the f32 query made the fused bf16 step
-// 0.78x as long at the paper's sizes on 1 thread (additive, mlp; on 2 within that VM's noise)
-// and 0.84x to 0.92x at the mid size (additive, mlp, location); README, "Fused algorithms".
+// 0.75x / 0.79x as long at the paper's sizes (additive, 1 / 2 threads; mlp 0.77x / 0.79x,
+// both forced side by side) and 0.84x to 0.92x at the mid size (additive, mlp, location);
+// README, "Fused algorithms".
 // Example: FusedProjection q(ctx, B, W, fused_step_threads(ctx.threads(), shape, work), 0.125f);
 class FusedProjection {
  public:
@@ -69,7 +72,7 @@ class FusedProjection {
   bool splits_into(int parts) const { return parts == 1 || parts == this->parts(); }
   // True when run() calls oneDNN.
   bool uses_onednn() const { return uses_onednn_; }
-  // True when the oneDNN matmul multiplies in bf16 (a bf16 context where fused_bf16_query_name() is "bf16").
+  // True when the oneDNN matmul multiplies in bf16 (a bf16 context where fused_bf16_query_in_bf16()).
   bool multiplies_in_bf16() const { return multiplies_in_bf16_; }
   // The parts the rows are split into (1 for the loop and a serial step's matmul).
   int parts() const { return static_cast<int>(ops_.empty() ? 1 : ops_.size()); }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -165,7 +166,7 @@ struct Curve {
   }
 };
 
-TEST(RooflineMeasure, L3RoofIsTheLargestHalvingThatReadsFasterThanDram) {
+TEST(RooflineMeasure, L3RoofIsTheLargestHalvingThatReadsNearTheFastest) {
   const double MiB = 1 << 20;
   // The Xeon guest of 2026-12-04 on 1 thread: sysfs L3 480 MiB, L2 2 MiB; 64 MiB read at
   // 29 GB/s, 128 MiB at 19.1, 256 MiB at DRAM's 15.6 (read_gbps 16.7).
@@ -174,15 +175,25 @@ TEST(RooflineMeasure, L3RoofIsTheLargestHalvingThatReadsFasterThanDram) {
   ASSERT_TRUE(roof.has_value());
   EXPECT_EQ(roof->gbps, 29.0);
   EXPECT_EQ(roof->fit_bytes, 120 * MiB);
-  EXPECT_EQ(xeon.asked, (std::vector<double>{240 * MiB, 120 * MiB, 60 * MiB}));
+  EXPECT_EQ(xeon.asked, (std::vector<double>{240 * MiB, 120 * MiB, 60 * MiB, 30 * MiB, 15 * MiB, 7.5 * MiB}));
   // The Zen 4 on 1 thread: half of its 32 MiB L3 reads at 62.6 GB/s, DRAM at 25.6.
   Curve zen4{{{1 * MiB, 113.8}, {32 * MiB, 62.6}, {1e12, 25.6}}, {}};
   const std::optional<CacheRoof> whole = measure_l3_roof(32 * MiB, 1 * MiB, 25.6, std::ref(zen4));
   ASSERT_TRUE(whole.has_value());
   EXPECT_EQ(whole->gbps, 62.6);
   EXPECT_EQ(whole->fit_bytes, 32 * MiB);
-  EXPECT_EQ(zen4.asked, (std::vector<double>{16 * MiB}));
-  // No part of the L3 reads 1.5x faster than DRAM: halving stops at 2x the threads' L2.
+  EXPECT_EQ(zen4.asked, (std::vector<double>{16 * MiB, 8 * MiB, 4 * MiB, 2 * MiB}));
+  // The Zen 5 guest of 2026-12-06 on 1 thread: CPUID names 508 MiB of L3 (no sysfs), L2
+  // 1 MiB, DRAM read-only 31.8 GB/s. 127 MiB reads at 1.4x DRAM and 64 MiB at 1.6x, but only
+  // up to 16 MiB near the 8 MiB's 93.6: the L3 is its 32 MiB CCD's.
+  Curve zen5{{{8 * MiB, 93.6}, {16 * MiB, 84.3}, {32 * MiB, 68.6}, {64 * MiB, 52.4}, {128 * MiB, 44.1}, {1e12, 37.8}},
+             {}};
+  const std::optional<CacheRoof> ccd = measure_l3_roof(508 * MiB, 1 * MiB, 31.8, std::ref(zen5));
+  ASSERT_TRUE(ccd.has_value());
+  EXPECT_EQ(ccd->gbps, 84.3);
+  EXPECT_EQ(ccd->fit_bytes, 31.75 * MiB);
+  EXPECT_EQ(zen5.asked.size(), 7u);  // 254 MiB down to 3.97 MiB
+  // No part of the L3 reads 1.5x faster than DRAM: none is the L3's.
   Curve flat{{{1e12, 20.0}}, {}};
   EXPECT_FALSE(measure_l3_roof(64 * MiB, 4 * MiB, 16.0, std::ref(flat)).has_value());
   EXPECT_EQ(flat.asked, (std::vector<double>{32 * MiB, 16 * MiB, 8 * MiB}));
@@ -335,6 +346,33 @@ TEST(RooflineMeasure, ForkAndJoinRunEveryThreadAndTakePositiveTime) {
 
 TEST(RooflineMeasure, DefaultTriadArraysExceedTheLastLevelCache) {
   EXPECT_GE(default_stream_elements(), std::size_t{16} << 20);
+}
+
+using CacheSizes = TempDir;
+
+TEST_F(CacheSizes, SysfsEntriesGiveTheSizeOfTheirLevel) {
+  for (const auto& [index, level, type, size] :
+       {std::tuple{"index0", "1", "Data", "48K"}, std::tuple{"index1", "1", "Instruction", "32K"},
+        std::tuple{"index2", "2", "Unified", "1024K"}, std::tuple{"index3", "3", "Unified", "32M"}}) {
+    fs::create_directories(dir_ / index);
+    write(std::string(index) + "/level", level);
+    write(std::string(index) + "/type", type);
+    write(std::string(index) + "/size", size);
+  }
+  EXPECT_EQ(cache_bytes_in(dir_, 1), 48u << 10);
+  EXPECT_EQ(cache_bytes_in(dir_, 2), 1u << 20);
+  EXPECT_EQ(cache_bytes_in(dir_, 3), 32u << 20);
+}
+
+TEST_F(CacheSizes, WithoutSysfsEntriesGlibcsFiguresServe) {
+  // A VM without /sys/devices/system/cpu/cpu0/cache (an AMD EPYC guest, 2026-12-06).
+  const std::pair<int, int> levels[] = {{1, _SC_LEVEL1_DCACHE_SIZE}, {2, _SC_LEVEL2_CACHE_SIZE},
+                                        {3, _SC_LEVEL3_CACHE_SIZE}};
+  for (const auto& [level, name] : levels) {
+    const long conf = sysconf(name);
+    EXPECT_EQ(cache_bytes_in(dir_ / "absent", level), conf > 0 ? static_cast<std::size_t>(conf) : 0u) << level;
+  }
+  EXPECT_EQ(cache_bytes_in(dir_ / "absent", 5), 0u);
 }
 
 using RooflineRoundTrip = TempDir;

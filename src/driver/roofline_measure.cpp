@@ -73,11 +73,15 @@ std::size_t last_level_cache_bytes() {
   std::size_t best = 0;
   for (int level = 1; level <= 4; ++level)
     if (const std::size_t bytes = cache_bytes(level)) best = bytes;
-  if (best == 0) {
-    const long conf = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (conf > 0) best = static_cast<std::size_t>(conf);
-  }
   return best;
+}
+
+// glibc's figure for a cache level (from CPUID), 0 when it has none.
+std::size_t sysconf_cache_bytes(int level) {
+  const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE};
+  if (level < 1 || level > 4) return 0;
+  const long bytes = sysconf(names[level - 1]);
+  return bytes > 0 ? static_cast<std::size_t>(bytes) : 0;
 }
 
 std::string fixed(double value, int decimals) {
@@ -88,10 +92,12 @@ std::string fixed(double value, int decimals) {
 
 }  // namespace
 
-std::size_t cache_bytes(int level) {
+std::size_t cache_bytes(int level) { return cache_bytes_in(kSysfsCacheFolder, level); }
+
+std::size_t cache_bytes_in(const std::filesystem::path& sysfs_folder, int level) {
   namespace fs = std::filesystem;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", error)) {
+  for (const auto& entry : fs::directory_iterator(sysfs_folder, error)) {
     if (entry.path().filename().string().rfind("index", 0) != 0) continue;
     int found = 0;
     std::string type, size;
@@ -100,7 +106,7 @@ std::size_t cache_bytes(int level) {
     std::ifstream(entry.path() / "size") >> size;
     if (found == level && type != "Instruction") return parse_cache_size(size);
   }
-  return 0;
+  return sysconf_cache_bytes(level);
 }
 
 std::size_t default_stream_elements() {
@@ -250,9 +256,14 @@ double measure_fork_join_us(int threads, int repetitions, double seconds) {
 std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
                                          const std::function<double(double bytes)>& read_gbps_at) {
   const double smallest = std::max(2 * l2_bytes_all_threads, 64.0 * 1024);
-  for (double half = l3_bytes / 2; half >= smallest; half /= 2)
-    if (const double gbps = read_gbps_at(half); gbps >= kCacheOverDram * dram_gbps) return CacheRoof{gbps, 2 * half};
-  return std::nullopt;
+  std::vector<CacheRoof> halvings;  // largest first
+  for (double half = l3_bytes / 2; half >= smallest; half /= 2) halvings.push_back(CacheRoof{read_gbps_at(half), 2 * half});
+  double fastest = 0;
+  for (const CacheRoof& h : halvings) fastest = std::max(fastest, h.gbps);
+  if (fastest < kCacheOverDram * dram_gbps) return std::nullopt;
+  for (const CacheRoof& h : halvings)
+    if (h.gbps >= kL3Plateau * fastest) return h;
+  return std::nullopt;  // unreachable: the fastest passes
 }
 
 ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -56,19 +57,31 @@ struct CacheRoof {
 // guest's 128 MiB array, which reads half from DRAM.
 inline constexpr double kCacheOverDram = 1.5;
 
+// How close to the fastest halving a halving must read to count as all L3 (see
+// measure_l3_roof): below the Zen 5's 8 and 16 MiB halvings' spread (93.6 and 84.3 GB/s on
+// 1 thread), above its 32 MiB one's 68.6, which reads partly from DRAM.
+inline constexpr double kL3Plateau = 0.85;
+
 // The L3's roof as measured: read-only sums (`read_gbps_at(bytes)`) over half of `l3_bytes`,
-// then a quarter, an eighth, ... while the array is at least 2 x `l2_bytes_all_threads`; the
-// first that reads at >= kCacheOverDram x `dram_gbps` is the L3's. A VM's sysfs can name its
-// host's whole L3 (480 MiB on a 2-core Xeon guest, which read 64 MiB at 29 GB/s, 256 MiB at
-// DRAM's 16): halving finds the part that acts as this machine's L3. nullopt when none does.
+// a quarter, an eighth, ... while the array is at least 2 x `l2_bytes_all_threads`; when the
+// fastest of them reads at >= kCacheOverDram x `dram_gbps`, the roof is the largest that reads
+// at >= kL3Plateau x the fastest. A VM can name its host's whole L3 (sysfs: 480 MiB on a 2-core
+// Xeon guest, which read 64 MiB at 29 GB/s, 256 MiB at DRAM's 16; CPUID: 508 MiB on a Zen 5
+// guest, whose 127 MiB read at 1.6x DRAM but 16 MiB at 2.6x): the halvings find the part that
+// acts as this machine's L3. nullopt when none reads faster than DRAM by that factor.
 std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
                                          const std::function<double(double bytes)>& read_gbps_at);
 
-// A cache level's size in bytes as sysfs gives it for cpu0 (level 2: one core's L2;
-// level 3: the L3), 0 when unknown.
-std::size_t cache_bytes(int level);
+// Where sysfs describes cpu0's caches (absent in some VMs).
+inline constexpr const char* kSysfsCacheFolder = "/sys/devices/system/cpu/cpu0/cache";
 
-// Floats per triad array: 4x the last-level cache (sysfs), at least 16 Mi, and the three
+// A cache level's size in bytes for cpu0 (level 1: the data cache; 2: one core's L2; 3: the
+// L3): as `sysfs_folder`'s index*/ entries give it, else as glibc's sysconf gives it (CPUID;
+// a VM without sysfs cache entries still reports its caches there), 0 when neither knows.
+std::size_t cache_bytes_in(const std::filesystem::path& sysfs_folder, int level);
+std::size_t cache_bytes(int level);  // cache_bytes_in(kSysfsCacheFolder, level)
+
+// Floats per triad array: 4x the last-level cache (`cache_bytes`), at least 16 Mi, and the three
 // arrays together at most 1/8 of available memory.
 std::size_t default_stream_elements();
 

@@ -16,10 +16,9 @@
 namespace attnbench {
 namespace {
 
+using test::count;
 using test::near_reference;
 using test::random_floats;
-
-std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 // x rounded to the nearest bf16 (ties to even), as oneDNN's f32 -> bf16 reorder does.
 float to_bf16(float x) {

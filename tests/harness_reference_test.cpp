@@ -19,12 +19,11 @@
 namespace attnbench {
 namespace {
 
+using test::count;
 using test::Case;
 using test::all_scorer_names;
 using test::kShapes;
 using test::near_reference;
-
-std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 // Both traces of one point: the oneDNN harness's and the reference's.
 struct Traces {

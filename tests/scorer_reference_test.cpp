@@ -21,6 +21,7 @@
 namespace attnbench {
 namespace {
 
+using test::count;
 using test::Case;
 using test::all_impls;
 using test::all_scorer_names;
@@ -31,8 +32,6 @@ using test::random_floats;
 using test::widen;
 
 ScorerShape shape_of(const Problem& p) { return {p.batch, p.src_len, p.enc_dim, p.dec_dim, p.attn_dim}; }
-
-std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 // --- the tolerance helper itself ----------------------------------------------------------
 

@@ -24,6 +24,9 @@
 
 namespace attnbench::test {
 
+// A size or index n >= 0 as the std::size_t that containers take.
+inline std::size_t count(std::int64_t n) { return static_cast<std::size_t>(n); }
+
 // Sets environment variable `name` to `value` for its lifetime, then restores it (or unsets
 // it when it was unset). For settings read while something is built, e.g. FusedProjection's
 // ATTNBENCH_FUSED_BF16_QUERY. Example: const ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", "f32");

@@ -16,7 +16,6 @@
 #include "core/fused_attend.hpp"
 #include "core/fused_kernels.hpp"
 #include "core/reference.hpp"
-#include "impl_support.hpp"
 #include "test_support.hpp"
 #include "variants/dot.hpp"
 #include "variants/registry.hpp"

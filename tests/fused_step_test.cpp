@@ -3,7 +3,6 @@
 // large shapes against the double reference (its plan: fused_step_plan_test.cpp).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>

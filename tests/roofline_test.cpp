@@ -197,6 +197,10 @@ TEST(RooflineMeasure, L3RoofIsTheLargestHalvingThatReadsNearTheFastest) {
   Curve flat{{{1e12, 20.0}}, {}};
   EXPECT_FALSE(measure_l3_roof(64 * MiB, 4 * MiB, 16.0, std::ref(flat)).has_value());
   EXPECT_EQ(flat.asked, (std::vector<double>{32 * MiB, 16 * MiB, 8 * MiB}));
+  // Without the L2's size the small halvings would read from the L1 or the L2: none is taken.
+  Curve caches{{{1 * MiB, 300.0}, {32 * MiB, 62.6}, {1e12, 25.6}}, {}};
+  EXPECT_FALSE(measure_l3_roof(32 * MiB, 0, 25.6, std::ref(caches)).has_value());
+  EXPECT_TRUE(caches.asked.empty());
 }
 
 using LoadRoofline = TempDir;

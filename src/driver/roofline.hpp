@@ -12,7 +12,8 @@
 //             "read_gbps": 30.0,         median GB/s of a read-only sum over arrays >> last-level cache
 //             "l2_gbps": 150.0,          the same over half of each thread's L2
 //             "l3_gbps": 60.0,           the same over the largest half, quarter, ... of the L3 that
-//                                        reads >= 1.5x faster than DRAM (measure_l3_roof)
+//                                        reads at >= 0.85x the fastest of them, when that one reads
+//                                        >= 1.5x faster than DRAM (measure_l3_roof)
 //             "l3_fit_bytes": 33554432,  twice that array: the working sets that read at l3_gbps;
 //                                        each null when not measured
 //             "fork_join_us": null},     median us of an empty OpenMP parallel region on that

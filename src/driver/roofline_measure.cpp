@@ -255,7 +255,8 @@ double measure_fork_join_us(int threads, int repetitions, double seconds) {
 
 std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
                                          const std::function<double(double bytes)>& read_gbps_at) {
-  const double smallest = std::max(2 * l2_bytes_all_threads, 64.0 * 1024);
+  if (l2_bytes_all_threads <= 0) return std::nullopt;
+  const double smallest = 2 * l2_bytes_all_threads;
   std::vector<CacheRoof> halvings;  // largest first
   for (double half = l3_bytes / 2; half >= smallest; half /= 2) halvings.push_back(CacheRoof{read_gbps_at(half), 2 * half});
   double fastest = 0;

@@ -67,8 +67,9 @@ inline constexpr double kL3Plateau = 0.85;
 // fastest of them reads at >= kCacheOverDram x `dram_gbps`, the roof is the largest that reads
 // at >= kL3Plateau x the fastest. A VM can name its host's whole L3 (sysfs: 480 MiB on a 2-core
 // Xeon guest, which read 64 MiB at 29 GB/s, 256 MiB at DRAM's 16; CPUID: 508 MiB on a Zen 5
-// guest, whose 127 MiB read at 1.6x DRAM but 16 MiB at 2.6x): the halvings find the part that
-// acts as this machine's L3. nullopt when none reads faster than DRAM by that factor.
+// guest, whose 64 MiB read at 1.6x DRAM but 16 MiB at 2.6x): the halvings find the part that
+// acts as this machine's L3. nullopt when none reads faster than DRAM by that factor, or when
+// the L2's size is unknown (`l2_bytes_all_threads` 0: the smallest halvings would read from it).
 std::optional<CacheRoof> measure_l3_roof(double l3_bytes, double l2_bytes_all_threads, double dram_gbps,
                                          const std::function<double(double bytes)>& read_gbps_at);
 
@@ -77,7 +78,8 @@ inline constexpr const char* kSysfsCacheFolder = "/sys/devices/system/cpu/cpu0/c
 
 // A cache level's size in bytes for cpu0 (level 1: the data cache; 2: one core's L2; 3: the
 // L3): as `sysfs_folder`'s index*/ entries give it, else as glibc's sysconf gives it (CPUID;
-// a VM without sysfs cache entries still reports its caches there), 0 when neither knows.
+// the Zen 5 guest of 2026-12-06, without sysfs cache entries, reported its caches there), 0
+// when neither knows.
 std::size_t cache_bytes_in(const std::filesystem::path& sysfs_folder, int level);
 std::size_t cache_bytes(int level);  // cache_bytes_in(kSysfsCacheFolder, level)
 

@@ -48,23 +48,39 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline Coefficients load_coefficients() 
   return table;
 }
 
-// Returns tanh of each lane of x (the header states its error), under the default rounding
-// mode. The interval and t come from adds and mins: on Zen 4 the FMA pipes also run
-// vpermt2ps and are the bound (a multiply there cost as much as a permute).
-ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 tanh16(__m512 x, const Coefficients& table) {
+// Replaces each lane of the N vectors x[i] by its tanh (the header states its error), under
+// the default rounding mode, each phase for all N before the next: N independent chains in
+// the order the schedulers take them (the score loop's N = 2 against one at a time: 0.90x
+// the time a term on a Zen 5, 0.94x on a Zen 4; README "Fused algorithms"). The interval and
+// t come from adds and mins: on Zen 4 the FMA pipes also run vpermt2ps and are the bound (a
+// multiply there cost as much as a permute).
+template <int N>
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh16(__m512 (&x)[N], const Coefficients& table) {
   const __m512 sign_bit = _mm512_set1_ps(-0.f);
+  __m512 clamped[N], rounded[N], t[N], p[N];
   // vminps returns its second operand when either is NaN: a NaN stays a NaN through the
   // clamps, so t and the polynomial are NaN (the index its bits pick does not matter).
-  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(kLastBelowClamp), _mm512_andnot_ps(sign_bit, x));
-  const __m512 rounded = _mm512_min_ps(_mm512_set1_ps(kRoundToCentre + kLastCentre),
-                                       _mm512_add_ps(clamped, _mm512_set1_ps(kRoundToCentre)));
-  const __m512i interval = _mm512_castps_si512(rounded);  // vpermt2ps reads the low 5 bits
+  for (int i = 0; i < N; ++i) clamped[i] = _mm512_min_ps(_mm512_set1_ps(kLastBelowClamp), _mm512_andnot_ps(sign_bit, x[i]));
+  for (int i = 0; i < N; ++i)
+    rounded[i] = _mm512_min_ps(_mm512_set1_ps(kRoundToCentre + kLastCentre),
+                               _mm512_add_ps(clamped[i], _mm512_set1_ps(kRoundToCentre)));
   // Exact: the centre is a multiple of kTanhWidth below 8, and clamped is within 1.75 of it.
-  const __m512 t = _mm512_sub_ps(clamped, _mm512_sub_ps(rounded, _mm512_set1_ps(kRoundToCentre)));
-  __m512 p = _mm512_permutex2var_ps(table.low[kTanhDegree], interval, table.high[kTanhDegree]);
+  for (int i = 0; i < N; ++i) t[i] = _mm512_sub_ps(clamped[i], _mm512_sub_ps(rounded[i], _mm512_set1_ps(kRoundToCentre)));
+  // vpermt2ps reads the interval's index from the low 5 bits of rounded.
+  const auto coefficient = [&](int c, int i) ATTNBENCH_AVX512_LAMBDA {
+    return _mm512_permutex2var_ps(table.low[c], _mm512_castps_si512(rounded[i]), table.high[c]);
+  };
+  for (int i = 0; i < N; ++i) p[i] = coefficient(kTanhDegree, i);
   for (int c = kTanhDegree - 1; c >= 0; --c)
-    p = _mm512_fmadd_ps(p, t, _mm512_permutex2var_ps(table.low[c], interval, table.high[c]));
-  return _mm512_or_ps(p, _mm512_and_ps(sign_bit, x));
+    for (int i = 0; i < N; ++i) p[i] = _mm512_fmadd_ps(p[i], t[i], coefficient(c, i));
+  for (int i = 0; i < N; ++i) x[i] = _mm512_or_ps(p[i], _mm512_and_ps(sign_bit, x[i]));
+}
+
+// tanh of each lane of x, one vector.
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 tanh16(__m512 x, const Coefficients& table) {
+  __m512 one[1] = {x};
+  tanh16(one, table);
+  return one[0];
 }
 
 // Calls step(k, lanes) for the 16-float vectors of a row of `width` floats: whole vectors
@@ -84,10 +100,11 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
-// Writes out[j] = the sum over k of term(row j, k, lanes) for j < n, rows (n, width): one row
-// after the other, each in blocks of 64 elements on four accumulators (four independent
-// chains in flight), then its tail on the first (`lanes` has the remaining ones; term must
-// give 0 in the others). term(acc, row, k, lanes) returns acc plus the 16 elements from row + k.
+// Writes out[j] = the sum over k of the terms of row j for j < n, rows (n, width): one row
+// after the other, each in blocks of 64 elements on four accumulators, two pairs of
+// independent chains in flight, then its tail on the first, one vector at a time.
+// term(acc, row, k, last) adds to each acc[i] of its N the 16 terms from row + k + 16 i, of
+// the last one the lanes `last` only (term must add 0 in the others).
 // Before each block: ahead.request() of the block's bytes and one along.step() (a tail is a
 // block), so `along` must have been made with n * ceil(width / 64) steps.
 template <class Row, class Term>
@@ -97,28 +114,35 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void sum_rows(const Row* rows, st
   constexpr __mmask16 kAll = 0xffff;
   for (std::int64_t j = 0; j < n; ++j) {
     const Row* row = rows + j * width;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    __m512 low[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, high[2] = {low[0], low[0]};
     std::int64_t k = 0;
     for (; k + 64 <= width; k += 64) {
       ahead.request(row + k, 64 * static_cast<std::int64_t>(sizeof(Row)));
       along.step();
-      s0 = term(s0, row, k, kAll);
-      s1 = term(s1, row, k + 16, kAll);
-      s2 = term(s2, row, k + 32, kAll);
-      s3 = term(s3, row, k + 48, kAll);
+      term(low, row, k, kAll);
+      term(high, row, k + 32, kAll);
     }
     if (k < width) {
       ahead.request(row + k, (width - k) * static_cast<std::int64_t>(sizeof(Row)));
       along.step();
-      for (; k < width; k += 16)
-        s0 = term(s0, row, k, width - k >= 16 ? kAll : static_cast<__mmask16>((1u << (width - k)) - 1u));
+      for (; k < width; k += 16) {
+        __m512 first[1] = {low[0]};
+        term(first, row, k, width - k >= 16 ? kAll : static_cast<__mmask16>((1u << (width - k)) - 1u));
+        low[0] = first[0];
+      }
     }
-    out[j] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    out[j] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(low[0], low[1]), _mm512_add_ps(high[0], high[1])));
   }
 }
 
 // The steps sum_rows takes over n rows of `width`: one a block of 64 elements or a tail.
 constexpr std::int64_t blocks_of(std::int64_t n, std::int64_t width) { return n * ((width + 63) / 64); }
+
+// The lanes of vector i of N: all but in the last, `last`.
+template <int N>
+constexpr __mmask16 lanes_of(int i, __mmask16 last) {
+  return i == N - 1 ? last : __mmask16{0xffff};
+}
 
 // out[j] = rows[j, :] . x, nothing prefetched: measured on a 2-core AMD EPYC (Zen 4),
 // against four rows interleaved, at the paper's sizes on 1 / 2 threads the step of dot
@@ -129,8 +153,11 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows,
                                                                 std::int64_t width, float* out) {
   SpreadPrefetch nothing({}, 0);
   sum_rows(rows, n, width, out, StreamPrefetch(rows, 0), nothing,
-           [&](__m512 acc, const Row* row, std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
-             return _mm512_fmadd_ps(load16(row + k, m), _mm512_maskz_loadu_ps(m, x + k), acc);
+           [&]<int N>(__m512(&acc)[N], const Row* row, std::int64_t k, __mmask16 last) ATTNBENCH_AVX512_LAMBDA {
+             for (int i = 0; i < N; ++i) {
+               const __mmask16 m = lanes_of<N>(i, last);
+               acc[i] = _mm512_fmadd_ps(load16(row + k + 16 * i, m), _mm512_maskz_loadu_ps(m, x + k + 16 * i), acc[i]);
+             }
            });
 }
 
@@ -147,9 +174,15 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* 
   const Coefficients table = load_coefficients();
   SpreadPrefetch along(next_pass, blocks_of(n, width));
   sum_rows(rows, n, width, out, StreamPrefetch(rows, readable * width * static_cast<std::int64_t>(sizeof(Row))), along,
-           [&](__m512 acc, const Row* row, std::int64_t k, __mmask16 m) ATTNBENCH_AVX512_LAMBDA {
-             const __m512 z = _mm512_add_ps(load16(row + k, m), _mm512_maskz_loadu_ps(m, x + k));
-             return _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + k), tanh16(z, table), acc);
+           [&]<int N>(__m512(&acc)[N], const Row* row, std::int64_t k, __mmask16 last) ATTNBENCH_AVX512_LAMBDA {
+             __m512 z[N];
+             for (int i = 0; i < N; ++i) {
+               const __mmask16 m = lanes_of<N>(i, last);
+               z[i] = _mm512_add_ps(load16(row + k + 16 * i, m), _mm512_maskz_loadu_ps(m, x + k + 16 * i));
+             }
+             tanh16(z, table);
+             for (int i = 0; i < N; ++i)
+               acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lanes_of<N>(i, last), v + k + 16 * i), z[i], acc[i]);
            });
 }
 

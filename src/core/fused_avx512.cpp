@@ -49,9 +49,7 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline Coefficients load_coefficients() 
 }
 
 // Replaces each lane of the N vectors x[i] by its tanh (the header states its error), under
-// the default rounding mode, each phase for all N before the next: N independent chains in
-// the order the schedulers take them (the score loop's N = 2 against one at a time: 0.90x
-// the time a term on a Zen 5, 0.94x on a Zen 4; README "Fused algorithms"). The interval and
+// the default rounding mode, each phase for all N vectors before the next. The interval and
 // t come from adds and mins: on Zen 4 the FMA pipes also run vpermt2ps and are the bound (a
 // multiply there cost as much as a permute).
 template <int N>
@@ -83,13 +81,26 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 tanh16(__m512 x, const Coe
   return one[0];
 }
 
+constexpr __mmask16 kAllLanes = 0xffff;
+
+// The first min(count, 16) lanes of a vector; count > 0.
+constexpr __mmask16 first_lanes(std::int64_t count) {
+  return count >= 16 ? kAllLanes : static_cast<__mmask16>((1u << count) - 1u);
+}
+
+// The lanes of vector i of N: all of them but in vector N - 1, whose lanes are `last`.
+template <int N>
+constexpr __mmask16 lanes_of(int i, __mmask16 last) {
+  return i == N - 1 ? last : kAllLanes;
+}
+
 // Calls step(k, lanes) for the 16-float vectors of a row of `width` floats: whole vectors
 // (all lanes: plain loads), then the tail (the lanes that remain; masked loads give 0 beyond).
 template <class Step>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void over_vectors(std::int64_t width, Step step) {
   std::int64_t k = 0;
-  for (; k + 16 <= width; k += 16) step(k, __mmask16{0xffff});
-  if (k < width) step(k, static_cast<__mmask16>((1u << (width - k)) - 1u));
+  for (; k + 16 <= width; k += 16) step(k, kAllLanes);
+  if (k < width) step(k, first_lanes(width - k));
 }
 
 // 16 elements of f32 or bf16 rows as f32, the lanes outside `m` 0.
@@ -101,48 +112,42 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 load16(const std::uint16_t
 }
 
 // Writes out[j] = the sum over k of the terms of row j for j < n, rows (n, width): one row
-// after the other, each in blocks of 64 elements on four accumulators, two pairs of
-// independent chains in flight, then its tail on the first, one vector at a time.
-// term(acc, row, k, last) adds to each acc[i] of its N the 16 terms from row + k + 16 i, of
-// the last one the lanes `last` only (term must add 0 in the others).
+// after the other, each in blocks of 64 elements on four accumulators (four independent
+// chains), which term gets two at a time (`front`: the block's first 32 elements, `back`: the
+// last 32), then its tail on the first accumulator, one vector at a time. term(acc, row, k,
+// last), for N = 2 and N = 1 accumulators acc[N], adds to acc[i] the 16 terms from row + k +
+// 16 i, in the lanes lanes_of<N>(i, last) (term must add 0 in the others). N = 2 lets term
+// interleave two vectors' work: with tanh16 of two vectors, 0.90x the time a term of one at
+// a time on a Zen 5, 0.94x on a Zen 4 (README "Fused algorithms").
 // Before each block: ahead.request() of the block's bytes and one along.step() (a tail is a
 // block), so `along` must have been made with n * ceil(width / 64) steps.
 template <class Row, class Term>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void sum_rows(const Row* rows, std::int64_t n, std::int64_t width,
                                                              float* out, const StreamPrefetch& ahead,
                                                              SpreadPrefetch& along, Term term) {
-  constexpr __mmask16 kAll = 0xffff;
   for (std::int64_t j = 0; j < n; ++j) {
     const Row* row = rows + j * width;
-    __m512 low[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, high[2] = {low[0], low[0]};
+    __m512 front[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, back[2] = {front[0], front[0]};
     std::int64_t k = 0;
     for (; k + 64 <= width; k += 64) {
       ahead.request(row + k, 64 * static_cast<std::int64_t>(sizeof(Row)));
       along.step();
-      term(low, row, k, kAll);
-      term(high, row, k + 32, kAll);
+      term(front, row, k, kAllLanes);
+      term(back, row, k + 32, kAllLanes);
     }
     if (k < width) {
       ahead.request(row + k, (width - k) * static_cast<std::int64_t>(sizeof(Row)));
       along.step();
-      for (; k < width; k += 16) {
-        __m512 first[1] = {low[0]};
-        term(first, row, k, width - k >= 16 ? kAll : static_cast<__mmask16>((1u << (width - k)) - 1u));
-        low[0] = first[0];
-      }
+      __m512 first[1] = {front[0]};
+      for (; k < width; k += 16) term(first, row, k, first_lanes(width - k));
+      front[0] = first[0];
     }
-    out[j] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(low[0], low[1]), _mm512_add_ps(high[0], high[1])));
+    out[j] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(front[0], front[1]), _mm512_add_ps(back[0], back[1])));
   }
 }
 
 // The steps sum_rows takes over n rows of `width`: one a block of 64 elements or a tail.
 constexpr std::int64_t blocks_of(std::int64_t n, std::int64_t width) { return n * ((width + 63) / 64); }
-
-// The lanes of vector i of N: all but in the last, `last`.
-template <int N>
-constexpr __mmask16 lanes_of(int i, __mmask16 last) {
-  return i == N - 1 ? last : __mmask16{0xffff};
-}
 
 // out[j] = rows[j, :] . x, nothing prefetched: measured on a 2-core AMD EPYC (Zen 4),
 // against four rows interleaved, at the paper's sizes on 1 / 2 threads the step of dot
@@ -193,27 +198,24 @@ template <int V, class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void weighted_sum_block(const float* w, const Row* rows, std::int64_t n,
                                                                        std::int64_t width, std::int64_t k,
                                                                        __mmask16 last, float* out) {
-  constexpr __mmask16 kAll = 0xffff;
   __m512 acc[V];
   for (int i = 0; i < V; ++i) acc[i] = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < n; ++j) {
     const __m512 weight = _mm512_set1_ps(w[j]);
     const Row* row = rows + j * width + k;
-    for (int i = 0; i < V; ++i) acc[i] = _mm512_fmadd_ps(weight, load16(row + 16 * i, i == V - 1 ? last : kAll), acc[i]);
+    for (int i = 0; i < V; ++i) acc[i] = _mm512_fmadd_ps(weight, load16(row + 16 * i, lanes_of<V>(i, last)), acc[i]);
   }
-  for (int i = 0; i < V; ++i) _mm512_mask_storeu_ps(out + k + 16 * i, i == V - 1 ? last : kAll, acc[i]);
+  for (int i = 0; i < V; ++i) _mm512_mask_storeu_ps(out + k + 16 * i, lanes_of<V>(i, last), acc[i]);
 }
 
 // The blocks weighted_sum_rows_of takes along a row of `width`: of 16 vectors, then of 4, then
 // single ones; calls block(V, k, last lanes) for each.
 template <class Block>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void over_sum_blocks(std::int64_t width, Block block) {
-  constexpr __mmask16 kAll = 0xffff;
   std::int64_t k = 0;
-  for (; k + 256 <= width; k += 256) block(std::integral_constant<int, 16>{}, k, kAll);
-  for (; k + 64 <= width; k += 64) block(std::integral_constant<int, 4>{}, k, kAll);
-  for (; k < width; k += 16)
-    block(std::integral_constant<int, 1>{}, k, width - k >= 16 ? kAll : static_cast<__mmask16>((1u << (width - k)) - 1u));
+  for (; k + 256 <= width; k += 256) block(std::integral_constant<int, 16>{}, k, kAllLanes);
+  for (; k + 64 <= width; k += 64) block(std::integral_constant<int, 4>{}, k, kAllLanes);
+  for (; k < width; k += 16) block(std::integral_constant<int, 1>{}, k, first_lanes(width - k));
 }
 
 // out = sum_j w[j] rows[j, :] for rows in the caches: along the row in blocks of up to 16

@@ -59,6 +59,7 @@ TEST(Bf16Context, CarriesItsDtype) {
 class Bf16Linear : public ::testing::TestWithParam<bool> {};  // with tanh or not
 
 TEST_P(Bf16Linear, RoundsInputsAndWeightsToBf16AndAccumulatesInF32) {
+  ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
   const bool with_tanh = GetParam();
   const std::int64_t rows = 7, in = 33, out = 17;
   const LinearParams W = random_linear(in, out, 1);
@@ -119,6 +120,7 @@ struct BatchedShape {
 class Bf16Matmul : public ::testing::TestWithParam<BatchedShape> {};
 
 TEST_P(Bf16Matmul, ConvertsBothActivationOperandsEveryRun) {
+  ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
   const auto [name, B, M, K, N, transposed] = GetParam();
   const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{N * K, 1, K} : dnnl::memory::dims{K * N, N, 1};
   const dnnl::memory::desc weights_desc({B, K, N}, dnnl::memory::data_type::f32, strides);
@@ -137,6 +139,7 @@ TEST_P(Bf16Matmul, ConvertsBothActivationOperandsEveryRun) {
 }
 
 TEST_P(Bf16Matmul, ABoundOperandIsConvertedOnceAtBinding) {
+  ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
   const auto [name, B, M, K, N, transposed] = GetParam();
   const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{N * K, 1, K} : dnnl::memory::dims{K * N, N, 1};
   const dnnl::memory::desc weights_desc({B, K, N}, dnnl::memory::data_type::f32, strides);

@@ -365,7 +365,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("variable, bad, values", [
-    ("ATTNBENCH_FUSED_LOOPS", "avx2", ["best", "portable"]),
+    ("ATTNBENCH_FUSED_LOOPS", "sse4", ["best", "avx2", "portable"]),
     ("ATTNBENCH_FUSED_BF16_QUERY", "fp16", ["best", "bf16", "f32"]),
 ])
 def test_bad_fused_setting_is_one_error_line(attnbench, variable, bad, values):

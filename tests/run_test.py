@@ -387,7 +387,10 @@ def test_meta_json_build_command_grid_status_times(runs):
         rf.fail(f"meta.json build.cpu_id is {build.get('cpu_id')!r}, expected {want_id!r} from /proc/cpuinfo")
     flags = cpuinfo.get("flags", "").split()
     x86_64_v4 = all(flag in flags for flag in ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"))
-    want_loops = "avx512" if x86_64_v4 and os.environ.get("ATTNBENCH_FUSED_LOOPS") != "portable" else "portable"
+    x86_64_v3 = all(flag in flags for flag in ("avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"))
+    asked = os.environ.get("ATTNBENCH_FUSED_LOOPS", "")
+    want_loops = ("portable" if asked == "portable" else "avx512" if x86_64_v4 and asked != "avx2"
+                  else "avx2" if x86_64_v3 else "portable")
     if build.get("fused_loops") != want_loops:
         rf.fail(f"meta.json build.fused_loops is {build.get('fused_loops')!r}, expected {want_loops!r} "
                 f"(flags of /proc/cpuinfo)")
@@ -712,6 +715,20 @@ def test_memory_guard_skips_rows_with_empty_values(runs, schema):
         rf.fail("skipped rows do not list every stage per (point, scorer) in order")
     if rf.entropy.rows or rf.samples.rows:
         rf.fail(f"{len(rf.entropy.rows)} entropy rows and {len(rf.samples.rows)} sample rows, expected none")
+    if rf.meta.get("status") != "complete":
+        rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
+
+
+def test_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, schema):
+    """bf16 where oneDNN has none (ONEDNN_MAX_CPU_ISA=AVX2, as on an AVX2-only CPU): the f32 points
+    run, the bf16 ones are skipped rows naming why, exit 0 (probe --dtype bf16 stops instead)"""
+    rf = runs.sweep("no_bf16", "--batch", 2, "--src-len", 4, "--scorer", "dot", "--impl", "fused",
+                    "--dtype", "f32,bf16", env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+    status = {d["dtype"]: d["status"] for d in rf.timing.dicts()}
+    if len(rf.timing.rows) != 2 * len(schema.stages) or status.get("f32") != "ok":
+        rf.fail(f"expected every stage of f32 ok and of bf16 skipped, got {rf.timing.rows}")
+    if not re.fullmatch(r"skipped: --dtype bf16: oneDNN \S+ has no bf16 matmul for ISA avx2", status.get("bf16", "")):
+        rf.fail(f"bf16 status {status.get('bf16')!r}, expected 'skipped: --dtype bf16: oneDNN ... has no bf16 matmul'")
     if rf.meta.get("status") != "complete":
         rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
 

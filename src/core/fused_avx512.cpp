@@ -1,6 +1,6 @@
 #include "core/fused_avx512.hpp"
 
-#if ATTNBENCH_AVX512_LOOPS
+#if ATTNBENCH_X86_LOOPS
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports wrongly (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic push

@@ -10,21 +10,16 @@
 // scripts/fit_tanh_table.py). Within 5.9e-8 absolute and 1.15e-7 relative of tanh for every float
 // (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x,
 // ±1 from |x| >= kTanhClamp on, NaN for NaN. fused_kernels.cpp calls these where available()
-// (unless ATTNBENCH_FUSED_LOOPS=portable) and its portable clones (fast_tanh) elsewhere; the
-// contracts are those of fused_kernels.hpp.
+// (unless ATTNBENCH_FUSED_LOOPS asks for other loops); the contracts are those of
+// fused_kernels.hpp.
 #pragma once
 
 #include <cstdint>
 
+#include "core/fused_isa.hpp"
 #include "core/fused_prefetch.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATTNBENCH_AVX512_LOOPS 1
-#else
-#define ATTNBENCH_AVX512_LOOPS 0
-#endif
-
-#if ATTNBENCH_AVX512_LOOPS
+#if ATTNBENCH_X86_LOOPS
 namespace attnbench::fused::avx512 {
 
 // True when this CPU runs x86-64-v4 (AVX-512 F, BW, CD, DQ, VL).

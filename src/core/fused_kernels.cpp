@@ -5,11 +5,12 @@
 #include "core/env_choice.hpp"
 #include "core/fused_math.hpp"
 #include "core/fused_prefetch.hpp"
+#include "core/fused_avx2.hpp"
 #include "core/fused_avx512.hpp"
 
 // One clone per instruction set, chosen at load time; helpers such as fast_tanh are
 // always_inline, so each clone vectorizes them with its own instructions.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if ATTNBENCH_X86_LOOPS
 #define ATTNBENCH_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define ATTNBENCH_ISA_CLONES
@@ -19,6 +20,9 @@ namespace attnbench::fused {
 
 namespace {
 
+// The row sums below vectorize with simdlen(8): f32 and bf16 rows alike (GCC otherwise takes
+// 16 lanes for 16-bit rows on AVX2), so that a bf16 loop sums in the order of its f32 loop
+// and equals it on the rounded rows bit for bit.
 template <class Row>
 [[gnu::always_inline]] inline void dot_rows_of(const Row* __restrict rows, const float* __restrict x, std::int64_t n,
                                                std::int64_t width, float* __restrict out) {
@@ -30,7 +34,7 @@ template <class Row>
     const Row* __restrict r2 = r1 + width;
     const Row* __restrict r3 = r2 + width;
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
+#pragma omp simd simdlen(8) reduction(+ : s0, s1, s2, s3)
     for (std::int64_t k = 0; k < width; ++k) {
       s0 += load(r0, k) * x[k];
       s1 += load(r1, k) * x[k];
@@ -45,7 +49,7 @@ template <class Row>
   for (; j < n; ++j) {
     const Row* __restrict row = rows + j * width;
     float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
+#pragma omp simd simdlen(8) reduction(+ : sum)
     for (std::int64_t k = 0; k < width; ++k) sum += load(row, k) * x[k];
     out[j] = sum;
   }
@@ -64,7 +68,7 @@ template <class Row>
     const Row* __restrict r2 = r1 + width;
     const Row* __restrict r3 = r2 + width;
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
+#pragma omp simd simdlen(8) reduction(+ : s0, s1, s2, s3)
     for (std::int64_t k = 0; k < width; ++k) {
       s0 += v[k] * fast_tanh(load(r0, k) + x[k]);
       s1 += v[k] * fast_tanh(load(r1, k) + x[k]);
@@ -79,7 +83,7 @@ template <class Row>
   for (; j < n; ++j) {
     const Row* __restrict row = rows + j * width;
     float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
+#pragma omp simd simdlen(8) reduction(+ : sum)
     for (std::int64_t k = 0; k < width; ++k) sum += v[k] * fast_tanh(load(row, k) + x[k]);
     out[j] = sum;
   }
@@ -143,8 +147,8 @@ void to_bf16(const float* __restrict x, std::int64_t n, std::uint16_t* __restric
   for (std::int64_t i = 0; i < n; ++i) y[i] = to_bf16_bits(x[i]);
 }
 
-// The loops that fused_avx512 writes for AVX-512 CPUs, as clones for the others (the tanh
-// ones with fast_tanh).
+// The loops that fused_avx512 writes for AVX-512 CPUs (and fused_avx2, the tanh ones, for AVX2
+// CPUs), as clones for the others (the tanh ones with fast_tanh).
 namespace portable {
 
 ATTNBENCH_ISA_CLONES
@@ -156,8 +160,7 @@ void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::in
   dot_rows_of(rows, x, n, width, out);
 }
 
-// These prefetch neither the rows past n (`readable` is unused) nor `next_pass`: no CPU
-// without AVX-512 was at hand to measure whether a prefetch pays there.
+// These prefetch neither the rows past n (`readable` is unused) nor `next_pass`.
 ATTNBENCH_ISA_CLONES
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t /*readable*/, PrefetchAlong /*next_pass*/) {
@@ -200,57 +203,84 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 namespace {
 constexpr const char* kLoopsVariable = "ATTNBENCH_FUSED_LOOPS";
 constexpr EnvValue kLoopsValues[] = {{"best", "the default: the best loops this CPU runs"},
-                                     {"portable", "those of CPUs without AVX-512"}};
+                                     {"avx2", "those of CPUs with AVX2 and FMA but without AVX-512"},
+                                     {"portable", "the plain C++ loops, those of CPUs without AVX2 and FMA"}};
 
-// True when fused_avx512's loops run: the CPU has AVX-512 and ATTNBENCH_FUSED_LOOPS is not "portable".
-bool avx512_loops() {
-#if ATTNBENCH_AVX512_LOOPS
-  static const bool yes = avx512::available() && env_value(kLoopsVariable) != kLoopsValues[1].value;
-  return yes;
+// The loops that run (the names loops_name() gives): fused_avx512's where the CPU has AVX-512,
+// else fused_avx2's tanh loops (with the clones for the rest) where it has AVX2 and FMA, else
+// the clones; ATTNBENCH_FUSED_LOOPS=avx2 or portable picks those (avx2 only where the CPU has it).
+enum class Loops { avx512, avx2, portable };
+
+Loops loops() {
+#if ATTNBENCH_X86_LOOPS
+  static const Loops chosen = [] {
+    const std::string_view asked = env_value(kLoopsVariable);
+    if (asked == kLoopsValues[2].value) return Loops::portable;
+    if (asked != kLoopsValues[1].value && avx512::available()) return Loops::avx512;
+    return avx2::available() ? Loops::avx2 : Loops::portable;
+  }();
+  return chosen;
 #else
-  return false;
+  return Loops::portable;
 #endif
 }
 }  // namespace
 
-const char* loops_name() { return avx512_loops() ? "avx512" : "portable"; }
-
-std::string loops_setting_error() {
-  return env_choice_error(kLoopsVariable, kLoopsValues);
+const char* loops_name() {
+  switch (loops()) {
+    case Loops::avx512: return "avx512";
+    case Loops::avx2: return "avx2";
+    case Loops::portable: break;
+  }
+  return "portable";
 }
 
-#if ATTNBENCH_AVX512_LOOPS
-#define ATTNBENCH_BEST_LOOP(loop, ...) (avx512_loops() ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
+std::string loops_setting_error() {
+  std::string error = env_choice_error(kLoopsVariable, kLoopsValues);
+  if (error.empty() && env_value(kLoopsVariable) == kLoopsValues[1].value && loops() != Loops::avx2)
+    error = std::string(kLoopsVariable) + "=avx2: this CPU has no AVX2 and FMA; use best or portable";
+  return error;
+}
+
+// AVX512_OR_CLONE: fused_avx512's loop where it runs, else the clone. TANH_LOOP: the same, with
+// fused_avx2's loop where that runs.
+#if ATTNBENCH_X86_LOOPS
+#define ATTNBENCH_AVX512_OR_CLONE(loop, ...) \
+  (loops() == Loops::avx512 ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
+#define ATTNBENCH_TANH_LOOP(loop, ...)                                                      \
+  (loops() == Loops::avx512 ? avx512::loop(__VA_ARGS__)                                     \
+                            : loops() == Loops::avx2 ? avx2::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
 #else
-#define ATTNBENCH_BEST_LOOP(loop, ...) portable::loop(__VA_ARGS__)
+#define ATTNBENCH_AVX512_OR_CLONE(loop, ...) portable::loop(__VA_ARGS__)
+#define ATTNBENCH_TANH_LOOP(loop, ...) portable::loop(__VA_ARGS__)
 #endif
 
 void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_LOOP(dot_rows, rows, x, n, width, out);
+  ATTNBENCH_AVX512_OR_CLONE(dot_rows, rows, x, n, width, out);
 }
 void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_LOOP(dot_rows, rows, x, n, width, out);
+  ATTNBENCH_AVX512_OR_CLONE(dot_rows, rows, x, n, width, out);
 }
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_BEST_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_TANH_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_BEST_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_TANH_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_LOOP(add_tanh_rows, rows, x, n, width, out);
+  ATTNBENCH_TANH_LOOP(add_tanh_rows, rows, x, n, width, out);
 }
-void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_BEST_LOOP(tanh_all, x, n, y); }
+void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_TANH_LOOP(tanh_all, x, n, y); }
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_LOOP(weighted_sum_rows, w, rows, n, width, out);
+  ATTNBENCH_AVX512_OR_CLONE(weighted_sum_rows, w, rows, n, width, out);
 }
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_BEST_LOOP(weighted_sum_rows, w, rows, n, width, out);
+  ATTNBENCH_AVX512_OR_CLONE(weighted_sum_rows, w, rows, n, width, out);
 }
 
-double tanh_term_macs() { return avx512_loops() ? 4 : 10; }
+double tanh_term_macs() { return loops() == Loops::portable ? 10 : 4; }
 
 ATTNBENCH_ISA_CLONES
 void masked_softmax_row(const float* __restrict logits, std::int64_t len, std::int64_t src_len,

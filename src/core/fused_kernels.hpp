@@ -3,7 +3,8 @@
 // picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows and the
 // tanh loops are the exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one
 // stream, or, for weighted_sum_rows, summed in registers from the caches; a table tanh with
-// neither exp nor division), elsewhere these clones (the tanh ones with fast_tanh). All
+// neither exp nor division), on AVX2 CPUs the tanh loops run fused_avx2.hpp's (a rational tanh
+// without a division instruction), elsewhere these clones (the tanh ones with fast_tanh). All
 // pointers are row-major, f32 or the bf16 rows below, and must not overlap
 // an output. Example: dot_rows(keys, q, len, A, e) scores one example.
 #pragma once
@@ -15,13 +16,16 @@
 
 namespace attnbench::fused {
 
-// Which loops run: "avx512" (fused_avx512.hpp's, on CPUs with AVX-512) or "portable" (the
-// clones, as CPUs without AVX-512 run them). The environment variable ATTNBENCH_FUSED_LOOPS
-// chooses: unset, empty or "best" the best this CPU runs, "portable" the clones everywhere
+// Which loops run: "avx512" (fused_avx512.hpp's, on CPUs with AVX-512), "avx2"
+// (fused_avx2.hpp's tanh loops and the clones, on CPUs with AVX2 and FMA but not AVX-512) or
+// "portable" (the clones, fast_tanh, as CPUs without AVX2 run them). The environment variable
+// ATTNBENCH_FUSED_LOOPS chooses: unset, empty or "best" the best this CPU runs, "avx2" those
+// on any CPU with AVX2 and FMA, "portable" the clones everywhere
 // (so that an AVX-512 machine checks and times the loops of the others). Read once.
 const char* loops_name();
 
-// "" when ATTNBENCH_FUSED_LOOPS is unset or valid, else one line naming it and its bad value.
+// "" when ATTNBENCH_FUSED_LOOPS is unset or valid, else one line naming it and its bad value
+// (avx2 on a CPU without AVX2 and FMA is bad).
 std::string loops_setting_error();
 
 // The row loops below also take bf16 rows (std::uint16_t, the upper half of an f32, made by
@@ -53,9 +57,10 @@ void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64
 void tanh_all(const float* x, std::int64_t n, float* y);
 
 // Multiply-add equivalents of one tanh_dot_rows term on this CPU, against one for a
-// dot_rows term: 4 for the AVX-512 table tanh, 10 for fast_tanh (about 20 FMA and integer
-// operations); the table tanh 0.28 ns a term on a 2-core Zen 4 (2026-12-03), fast_tanh 0.45
-// on a Zen 5 (2026-12-02).
+// dot_rows term: 4 for the AVX-512 table tanh and the AVX2 rational one, 10 for fast_tanh
+// (about 20 FMA and integer operations); the table tanh 0.28 ns a term on a 2-core Zen 4
+// (2026-12-03), fast_tanh 0.45 on a Zen 5 (2026-12-02); on a Zen 3 the rational tanh 0.36,
+// fast_tanh 1.07 (2026-12-06).
 double tanh_term_macs();
 
 // Writes alpha[j] = exp(logits[j]) / sum_{i < len} exp(logits[i]) for j < len and

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 namespace attnbench::fused {
 
@@ -18,24 +20,29 @@ namespace attnbench::fused {
   return static_cast<std::uint32_t>(static_cast<std::int32_t>(a - b) >> 31);
 }
 
+// exp_parts' constants, shared with fused_avx2's intrinsics: y log2(e) + kExpRound holds
+// round(y log2(e)) in its low bits (1.5 * 2^23); ln2 = kLn2High + kLn2Low; Cephes expf's P,
+// highest power first.
+inline constexpr float kExpRound = 12582912.f;
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2High = 0.693359375f;
+inline constexpr float kLn2Low = -2.12194440e-4f;
+inline constexpr float kExpP[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                  4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
 // y = n ln2 + r for y in [-87.33, 0] (ln2 in two parts): 2^n, built in the exponent bits,
 // and expm1(r) = r + r^2 P(r) with Cephes expf's P (whose exp(r) is 1 + expm1(r)).
 struct ExpParts {
   float two_to_n, expm1_r;
 };
 [[gnu::always_inline]] inline ExpParts exp_parts(float y) {
-  constexpr float kRound = 12582912.f;  // 1.5 * 2^23: y log2(e) + kRound holds round(y log2(e)) in its low bits
-  const float shifted = y * 1.44269504088896341f + kRound;
-  const float n = shifted - kRound;
-  float r = y - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  return {from_bits((float_bits(shifted) - float_bits(kRound) + 127u) << 23), (r * r) * p + r};
+  const float shifted = y * kLog2e + kExpRound;
+  const float n = shifted - kExpRound;
+  float r = y - n * kLn2High;
+  r = r - n * kLn2Low;
+  float p = kExpP[0];
+  for (std::size_t c = 1; c < std::size(kExpP); ++c) p = p * r + kExpP[c];
+  return {from_bits((float_bits(shifted) - float_bits(kExpRound) + 127u) << 23), (r * r) * p + r};
 }
 
 // Returns expm1(y) = exp(y) - 1 for y in [-18, 0], without cancellation near 0:
@@ -72,8 +79,12 @@ struct ExpParts {
   return q + r * (n - d * q);
 }
 
-// The tanh of the fused kernels' portable clones, run on CPUs without AVX-512 (AVX-512
-// CPUs run fused_avx512.hpp's). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
+// fast_tanh's clamp: tanh(9) rounds to 1.
+inline constexpr float kFastTanhClamp = 9.f;
+
+// The tanh of the fused kernels' portable clones, run on CPUs without AVX2 (AVX-512 CPUs run
+// fused_avx512.hpp's, AVX2 CPUs fused_avx2.hpp's: this arithmetic with vrcpps for the
+// quotient). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
 // relative error for every float x where multiply-adds contract to FMA (the AVX2 clone),
 // 1.8e-7 and 2.3e-7 without FMA (measured on all floats; tests/fused_kernels_test.cpp
 // checks); ±inf gives ±1, NaN gives NaN. One path for all x and no division: with
@@ -83,7 +94,7 @@ struct ExpParts {
   const std::uint32_t sign = float_bits(x) & 0x80000000u;
   const std::uint32_t magnitude = float_bits(x) ^ sign;
   const std::uint32_t is_nan = mask_if_less(0x7f800000u, magnitude);
-  const float clamped = from_bits(std::min(magnitude, float_bits(9.f)) | (magnitude & is_nan));
+  const float clamped = from_bits(std::min(magnitude, float_bits(kFastTanhClamp)) | (magnitude & is_nan));
   const float u = expm1_nonpositive(-2.f * clamped);  // in (-1, 0]
   const float tanh_of_magnitude = divide_by_one_to_two(-u, 2.f + u);
   return from_bits((float_bits(tanh_of_magnitude) & 0x7fffffffu) | sign);

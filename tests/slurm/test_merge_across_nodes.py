@@ -66,7 +66,7 @@ def test_merge_refuses_shards_of_cpus_named_alike_with_different_ids(attnbench, 
 ])
 def test_merge_refuses_shards_timed_with_other_fused_settings(attnbench, tmp_path, variable, field, values):
     """A shard timed with ATTNBENCH_FUSED_LOOPS=portable does not mix with one timed with the
-    CPU's best loops (on a CPU without AVX-512 both run the portable ones: nothing to refuse),
+    CPU's best loops (on a CPU without AVX2 both run the portable ones: nothing to refuse),
     nor one whose fused bf16 query multiplied in bf16 with one that multiplied in f32."""
     shards = [tmp_path / value for value in values]
     for k, (out, value) in enumerate(zip(shards, values), 1):

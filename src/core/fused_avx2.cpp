@@ -1,0 +1,172 @@
+#include "core/fused_avx2.hpp"
+
+#if ATTNBENCH_X86_LOOPS
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+
+#include "core/fused_math.hpp"
+#include "core/fused_prefetch.hpp"
+
+// Every function here is compiled for x86-64-v3 and only called where available(); lambdas
+// do not inherit a function's target, so they carry it (and always_inline) themselves.
+#define ATTNBENCH_AVX2 __attribute__((target("arch=x86-64-v3")))
+#define ATTNBENCH_AVX2_LAMBDA __attribute__((target("arch=x86-64-v3"), always_inline))
+
+namespace attnbench::fused::avx2 {
+
+namespace {
+
+// Two vectors, 16 floats: the block the loops below take at a time.
+constexpr int kVectors = 2;
+constexpr std::int64_t kBlock = 8 * kVectors;
+
+// Replaces each lane of the N vectors x[i] by its tanh (the header states its error), under
+// the default rounding mode, each phase for all N vectors before the next: fast_tanh's
+// arithmetic (fused_math.hpp), with its quotient from vrcpps's estimate.
+template <int N>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh8(__m256 (&x)[N]) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.f), round = _mm256_set1_ps(kExpRound);
+  __m256 y[N], shifted[N], r[N], p[N], u[N], d[N], estimate[N], q[N];
+  // y = -2 min(|x|, clamp); vminps returns its second operand when either is NaN: a NaN stays
+  // a NaN through every step.
+  for (int i = 0; i < N; ++i)
+    y[i] = _mm256_mul_ps(_mm256_set1_ps(-2.f),
+                         _mm256_min_ps(_mm256_set1_ps(kFastTanhClamp), _mm256_andnot_ps(sign_bit, x[i])));
+  // u = expm1(y) = 2^n expm1(r) + (2^n - 1), as expm1_nonpositive.
+  for (int i = 0; i < N; ++i) shifted[i] = _mm256_fmadd_ps(y[i], _mm256_set1_ps(kLog2e), round);
+  for (int i = 0; i < N; ++i) {
+    const __m256 n = _mm256_sub_ps(shifted[i], round);
+    r[i] = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), y[i]));
+  }
+  for (int i = 0; i < N; ++i) p[i] = _mm256_set1_ps(kExpP[0]);
+  for (std::size_t c = 1; c < std::size(kExpP); ++c)
+    for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(kExpP[c]));
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(_mm256_mul_ps(r[i], r[i]), p[i], r[i]);
+  for (int i = 0; i < N; ++i) {
+    const __m256i exponent = _mm256_sub_epi32(_mm256_castps_si256(shifted[i]), _mm256_set1_epi32(float_bits(kExpRound) - 127));
+    const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(exponent, 23));
+    u[i] = _mm256_fmadd_ps(two_to_n, p[i], _mm256_sub_ps(two_to_n, _mm256_set1_ps(1.f)));
+  }
+  // q = u / d, d = 2 + u in (1, 2]: the estimate is (1 - e) / d with |e| <= 1.5 2^-12, q = u
+  // estimate is u / d (1 - e), and each correction q += estimate (u - d q) multiplies that
+  // error by e: e^3 < 2^-34 after two. tanh(|x|) = -q.
+  for (int i = 0; i < N; ++i) d[i] = _mm256_add_ps(_mm256_set1_ps(2.f), u[i]);
+  for (int i = 0; i < N; ++i) estimate[i] = _mm256_rcp_ps(d[i]);
+  for (int i = 0; i < N; ++i) q[i] = _mm256_mul_ps(u[i], estimate[i]);
+  for (int correction = 0; correction < 2; ++correction)
+    for (int i = 0; i < N; ++i) q[i] = _mm256_fmadd_ps(_mm256_fnmadd_ps(d[i], q[i], u[i]), estimate[i], q[i]);
+  for (int i = 0; i < N; ++i) x[i] = _mm256_or_ps(_mm256_andnot_ps(sign_bit, q[i]), _mm256_and_ps(sign_bit, x[i]));
+}
+
+// 8 elements of f32 or bf16 rows as f32.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline __m256 load8(const std::uint16_t* p) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+// The last width % kBlock elements of a row of `width` as f32 at the start of `block`, zeros after.
+template <class Row>
+[[gnu::always_inline]] inline void tail_of(const Row* row, std::int64_t width, float (&block)[kBlock]) {
+  const std::int64_t from = width / kBlock * kBlock;
+  std::fill(block, block + kBlock, 0.f);
+  for (std::int64_t k = from; k < width; ++k) block[k - from] = load(row, k);
+}
+
+// Adds v[k..k + kBlock) * tanh(row[k..] + x[k..]) to acc, lane by lane.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void add_tanh_terms(const Row* row, const float* x, const float* v,
+                                                                 __m256 (&acc)[kVectors]) {
+  __m256 z[kVectors];
+  for (int i = 0; i < kVectors; ++i) z[i] = _mm256_add_ps(load8(row + 8 * i), _mm256_loadu_ps(x + 8 * i));
+  tanh8(z);
+  for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(v + 8 * i), z[i], acc[i]);
+}
+
+// out[j] = v . tanh(rows[j, :] + x), one row after the other in blocks of kBlock; a row's tail
+// from zero-padded copies (tanh(0) * 0 beyond its end). Prefetches as fused_avx512's loop:
+// its stream within the `readable` rows, `next_pass` spread over the blocks.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
+                                                                   std::int64_t n, std::int64_t width, float* out,
+                                                                   std::int64_t readable, PrefetchAlong next_pass) {
+  float x_tail[kBlock], v_tail[kBlock], row_tail[kBlock];
+  tail_of(x, width, x_tail);
+  tail_of(v, width, v_tail);
+  const std::int64_t whole = width / kBlock * kBlock;
+  const StreamPrefetch ahead(rows, readable * width * static_cast<std::int64_t>(sizeof(Row)));
+  SpreadPrefetch along(next_pass, n * ((width + kBlock - 1) / kBlock));
+  for (std::int64_t j = 0; j < n; ++j) {
+    const Row* row = rows + j * width;
+    __m256 acc[kVectors] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (std::int64_t k = 0; k < whole; k += kBlock) {
+      ahead.request(row + k, kBlock * static_cast<std::int64_t>(sizeof(Row)));
+      along.step();
+      add_tanh_terms(row + k, x + k, v + k, acc);
+    }
+    if (whole < width) {
+      ahead.request(row + whole, (width - whole) * static_cast<std::int64_t>(sizeof(Row)));
+      along.step();
+      tail_of(row, width, row_tail);
+      add_tanh_terms(row_tail, x_tail, v_tail, acc);
+    }
+    const __m256 sum = _mm256_add_ps(acc[0], acc[1]);
+    __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+    out[j] = _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
+  }
+}
+
+// y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const float* shift, std::int64_t n,
+                                                          float* y) {
+  const auto block = [&](const float* from, const float* by, float* to) ATTNBENCH_AVX2_LAMBDA {
+    __m256 z[kVectors];
+    for (int i = 0; i < kVectors; ++i)
+      z[i] = by ? _mm256_add_ps(_mm256_loadu_ps(from + 8 * i), _mm256_loadu_ps(by + 8 * i)) : _mm256_loadu_ps(from + 8 * i);
+    tanh8(z);
+    for (int i = 0; i < kVectors; ++i) _mm256_storeu_ps(to + 8 * i, z[i]);
+  };
+  const std::int64_t whole = n / kBlock * kBlock;
+  for (std::int64_t i = 0; i < whole; i += kBlock) block(x + i, shift ? shift + i : nullptr, y + i);
+  if (whole < n) {
+    float x_tail[kBlock], shift_tail[kBlock], y_tail[kBlock];
+    tail_of(x, n, x_tail);
+    if (shift) tail_of(shift, n, shift_tail);
+    block(x_tail, shift ? shift_tail : nullptr, y_tail);
+    std::copy(y_tail, y_tail + (n - whole), y + whole);
+  }
+}
+
+}  // namespace
+
+bool available() {
+  static const bool yes = __builtin_cpu_supports("x86-64-v3");
+  return yes;
+}
+
+ATTNBENCH_AVX2
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  tanh_dot_rows_of(rows, x, v, n, width, out, readable, next_pass);
+}
+
+ATTNBENCH_AVX2
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out, std::int64_t readable, PrefetchAlong next_pass) {
+  tanh_dot_rows_of(rows, x, v, n, width, out, readable, next_pass);
+}
+
+ATTNBENCH_AVX2
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  for (std::int64_t j = 0; j < n; ++j) tanh_of(rows + j * width, x, width, out + j * width);
+}
+
+ATTNBENCH_AVX2
+void tanh_all(const float* x, std::int64_t n, float* y) { tanh_of(x, nullptr, n, y); }
+
+}  // namespace attnbench::fused::avx2
+#endif

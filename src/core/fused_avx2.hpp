@@ -1,0 +1,33 @@
+// The fused kernels' tanh loops on CPUs with AVX2 and FMA (x86-64-v3) but without AVX-512,
+// written with intrinsics; their dot and weighted-sum loops are fused_kernels.cpp's clones.
+// The tanh is fast_tanh's (fused_math.hpp: expm1 by Cephes' polynomial, then -u / (2 + u)),
+// its quotient from vrcpps's estimate and two corrections by the residual instead of a division
+// instruction or fast_tanh's Newton steps from a linear estimate. Within 1.49e-7 absolute
+// (at x = 4.5058) and 1.78e-7 relative (at x = 0.1740) of tanh for every float, as fast_tanh
+// (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for
+// tiny x, ±1 from |x| >= kFastTanhClamp on, NaN for NaN. Two vectors are in flight, each phase
+// for both before the next: on a 2-core AMD EPYC (Zen 3) SPEED_NOTE (README, "Fused
+// algorithms"). fused_kernels.cpp calls these where available() and the CPU has no AVX-512, or
+// where ATTNBENCH_FUSED_LOOPS=avx2; the contracts are those of fused_kernels.hpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/fused_isa.hpp"
+#include "core/fused_prefetch.hpp"
+
+#if ATTNBENCH_X86_LOOPS
+namespace attnbench::fused::avx2 {
+
+// True when this CPU runs x86-64-v3 (AVX2, FMA, BMI2, F16C, MOVBE).
+bool available();
+
+void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out, std::int64_t readable, PrefetchAlong next_pass);
+void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
+                   float* out, std::int64_t readable, PrefetchAlong next_pass);
+void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
+void tanh_all(const float* x, std::int64_t n, float* y);
+
+}  // namespace attnbench::fused::avx2
+#endif

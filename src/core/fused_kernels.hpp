@@ -57,10 +57,10 @@ void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64
 void tanh_all(const float* x, std::int64_t n, float* y);
 
 // Multiply-add equivalents of one tanh_dot_rows term on this CPU, against one for a
-// dot_rows term: 4 for the AVX-512 table tanh and the AVX2 rational one, 10 for fast_tanh
+// dot_rows term: 4 for the AVX-512 table tanh and for fused_avx2's, 10 for fast_tanh's clones
 // (about 20 FMA and integer operations); the table tanh 0.28 ns a term on a 2-core Zen 4
-// (2026-12-03), fast_tanh 0.45 on a Zen 5 (2026-12-02); on a Zen 3 the rational tanh 0.36,
-// fast_tanh 1.07 (2026-12-06).
+// (2026-12-03), fast_tanh 0.45 on a Zen 5 (2026-12-02); on a Zen 3 fused_avx2's about 0.68x
+// fast_tanh's clone (2026-12-06).
 double tanh_term_macs();
 
 // Writes alpha[j] = exp(logits[j]) / sum_{i < len} exp(logits[i]) for j < len and

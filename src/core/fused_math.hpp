@@ -41,6 +41,7 @@ struct ExpParts {
   float r = y - n * kLn2High;
   r = r - n * kLn2Low;
   float p = kExpP[0];
+#pragma GCC unroll 8  // unrolled at any -O level: the SIMD loops that inline this vectorize straight code only
   for (std::size_t c = 1; c < std::size(kExpP); ++c) p = p * r + kExpP[c];
   return {from_bits((float_bits(shifted) - float_bits(kExpRound) + 127u) << 23), (r * r) * p + r};
 }

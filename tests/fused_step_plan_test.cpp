@@ -210,7 +210,7 @@ TEST(FusedStepThreshold, EachScorerFromItsOwnCost) {
     EXPECT_DOUBLE_EQ(find_scorer(scorer).make(source, shape)->fused_score_work(shape), expected.at(scorer));
   }
   // B8 L40 E=D=A=64: 320 positions, 20,480 context multiply-adds. The tanh scorers (tanh terms
-  // x tanh_term_macs() + context: 102K with AVX-512's 4, 225K with the portable 10) cross the
+  // x tanh_term_macs() + context: 102K with AVX-512's 4, 225K with fast_tanh's 10) cross the
   // threshold, the dot-like ones (41K) and additive_linear and location (21K) do not.
   const ScorerShape square{8, 40, 64, 64, 64};
   const double additive = find_scorer("additive").make(source, square)->fused_score_work(square);

@@ -20,8 +20,9 @@ namespace attnbench::fused {
 // (fused_avx2.hpp's tanh loops and the clones, on CPUs with AVX2 and FMA but not AVX-512) or
 // "portable" (the clones, fast_tanh, as CPUs without AVX2 run them). The environment variable
 // ATTNBENCH_FUSED_LOOPS chooses: unset, empty or "best" the best this CPU runs, "avx2" those
-// on any CPU with AVX2 and FMA, "portable" the clones everywhere
-// (so that an AVX-512 machine checks and times the loops of the others). Read once.
+// on any CPU with AVX2 and FMA, "portable" the clones everywhere (so that an AVX-512 machine
+// checks and times the loops of the others; the clones it runs are those of its own
+// instruction set). Read once.
 const char* loops_name();
 
 // "" when ATTNBENCH_FUSED_LOOPS is unset or valid, else one line naming it and its bad value
@@ -57,10 +58,10 @@ void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64
 void tanh_all(const float* x, std::int64_t n, float* y);
 
 // Multiply-add equivalents of one tanh_dot_rows term on this CPU, against one for a
-// dot_rows term: 4 for the AVX-512 table tanh and for fused_avx2's, 10 for fast_tanh's clones
-// (about 20 FMA and integer operations); the table tanh 0.28 ns a term on a 2-core Zen 4
-// (2026-12-03), fast_tanh 0.45 on a Zen 5 (2026-12-02); on a Zen 3 fused_avx2's about 0.68x
-// fast_tanh's clone (2026-12-06).
+// dot_rows term: 4 for the AVX-512 table tanh, 10 for fast_tanh's arithmetic (about 20 FMA
+// and integer operations: the clones and fused_avx2's loops alike); the table tanh 0.28 ns a
+// term on a 2-core Zen 4 (2026-12-03), fast_tanh 0.45 on a Zen 5 (2026-12-02); on a Zen 3
+// fused_avx2's about 0.68x fast_tanh's clone (2026-12-06).
 double tanh_term_macs();
 
 // Writes alpha[j] = exp(logits[j]) / sum_{i < len} exp(logits[i]) for j < len and

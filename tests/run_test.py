@@ -387,7 +387,7 @@ def test_meta_json_build_command_grid_status_times(runs):
         rf.fail(f"meta.json build.cpu_id is {build.get('cpu_id')!r}, expected {want_id!r} from /proc/cpuinfo")
     flags = cpuinfo.get("flags", "").split()
     x86_64_v4 = all(flag in flags for flag in ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"))
-    x86_64_v3 = all(flag in flags for flag in ("avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"))
+    x86_64_v3 = all(flag in flags for flag in ("avx2", "fma", "bmi1", "bmi2", "f16c", "movbe", "abm", "xsave"))
     asked = os.environ.get("ATTNBENCH_FUSED_LOOPS", "")
     want_loops = ("portable" if asked == "portable" else "avx512" if x86_64_v4 and asked != "avx2"
                   else "avx2" if x86_64_v3 else "portable")

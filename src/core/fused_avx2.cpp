@@ -50,9 +50,9 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh8(__m256 (&x)[N]) {
     const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(exponent, 23));
     u[i] = _mm256_fmadd_ps(two_to_n, p[i], _mm256_sub_ps(two_to_n, _mm256_set1_ps(1.f)));
   }
-  // q = u / d, d = 2 + u in (1, 2]: the estimate is (1 - e) / d with |e| <= 1.5 2^-12, q = u
-  // estimate is u / d (1 - e), and each correction q += estimate (u - d q) multiplies that
-  // error by e: e^3 < 2^-34 after two. tanh(|x|) = -q.
+  // q = u / d, d = 2 + u in (1, 2]: the estimate is (1 - e) / d with |e| <= 1.5 2^-12, so
+  // q = u * estimate is u / d (1 - e), and each correction q += estimate (u - d q) multiplies
+  // that error by e: e^3 < 2^-34 after two. tanh(|x|) = -q.
   for (int i = 0; i < N; ++i) d[i] = _mm256_add_ps(_mm256_set1_ps(2.f), u[i]);
   for (int i = 0; i < N; ++i) estimate[i] = _mm256_rcp_ps(d[i]);
   for (int i = 0; i < N; ++i) q[i] = _mm256_mul_ps(u[i], estimate[i]);

@@ -7,8 +7,9 @@
 // (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for
 // tiny x, ±1 from |x| >= kFastTanhClamp on, NaN for NaN. Two vectors are in flight, each phase
 // for both before the next (three in flight spill registers): on a 2-core AMD EPYC (Zen 3) 0.68x
-// the time of fast_tanh's AVX2 clone a term (README, "Fused algorithms"). fused_kernels.cpp calls these where available() and the CPU has no AVX-512, or
-// where ATTNBENCH_FUSED_LOOPS=avx2; the contracts are those of fused_kernels.hpp.
+// the time of fast_tanh's AVX2 clone a term (README, "Fused algorithms"). fused_kernels.cpp
+// calls these where available() and the CPU has no AVX-512, or where available() and
+// ATTNBENCH_FUSED_LOOPS=avx2; the contracts are those of fused_kernels.hpp.
 #pragma once
 
 #include <cstdint>

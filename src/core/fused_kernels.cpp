@@ -203,8 +203,8 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 namespace {
 constexpr const char* kLoopsVariable = "ATTNBENCH_FUSED_LOOPS";
 constexpr EnvValue kLoopsValues[] = {{"best", "the default: the best loops this CPU runs"},
-                                     {"avx2", "those of CPUs with AVX2 and FMA but without AVX-512"},
-                                     {"portable", "the plain C++ loops, those of CPUs without AVX2 and FMA"}};
+                                     {"avx2", "fused_avx2's tanh loops, those of CPUs with AVX2 and FMA but without AVX-512"},
+                                     {"portable", "the plain C++ loops that CPUs without AVX2 run, here compiled for this CPU"}};
 
 // The loops that run (the names loops_name() gives): fused_avx512's where the CPU has AVX-512,
 // else fused_avx2's tanh loops (with the clones for the rest) where it has AVX2 and FMA, else
@@ -238,7 +238,8 @@ const char* loops_name() {
 std::string loops_setting_error() {
   std::string error = env_choice_error(kLoopsVariable, kLoopsValues);
   if (error.empty() && env_value(kLoopsVariable) == kLoopsValues[1].value && loops() != Loops::avx2)
-    error = std::string(kLoopsVariable) + "=avx2: this CPU has no AVX2 and FMA; use best or portable";
+    error = std::string(kLoopsVariable) +
+            "=avx2: this CPU has no x86-64-v3 (AVX2, FMA, BMI2, ...) or this build no x86 loops; use best or portable";
   return error;
 }
 

@@ -25,7 +25,7 @@ dnnl::matmul::primitive_desc matmul_pd(OneDnnContext& ctx, const dnnl::matmul::d
     return dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
   } catch (const dnnl::error& e) {
     if (ctx.dtype() != DType::bf16 || e.status != dnnl_unimplemented) throw;
-    throw std::runtime_error("--dtype bf16: oneDNN has no bf16 matmul on this CPU (ISA " + effective_isa_name() + ")");
+    throw NoBf16Matmul("--dtype bf16: oneDNN has no bf16 matmul on this CPU (ISA " + effective_isa_name() + ")");
   }
 }
 }  // namespace

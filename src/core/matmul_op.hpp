@@ -3,12 +3,19 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <stdexcept>
 #include <string>
 
 #include "core/onednn_context.hpp"
 #include "core/param_source.hpp"
 
 namespace attnbench {
+
+// Thrown when a matmul on a bf16 context is created where oneDNN has no bf16 matmul for the
+// CPU (oneDNN 2.6: below AVX-512); what() is the line attnbench prints.
+struct NoBf16Matmul : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // The f32 -> bf16 conversion of one operand of a bf16 matmul (or any reorder of an f32
 // operand into another layout, `to`): the reorder primitive and the destination buffer

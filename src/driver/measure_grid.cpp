@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -95,7 +94,7 @@ std::string memory_status(std::uint64_t need, std::uint64_t max_memory) {
 // (scenarios/perf.csv) so still runs there; `attnbench probe --dtype bf16` stops instead.
 std::string dtype_status(DType dtype) {
   if (dtype != DType::bf16) return "";
-  static const std::optional<std::string> reason = bf16_unavailable_reason(1);
+  const std::optional<std::string>& reason = bf16_unavailable_on_this_cpu();
   return reason ? "skipped: --dtype bf16: " + *reason : "";
 }
 

@@ -122,9 +122,14 @@ std::optional<std::string> bf16_unavailable_reason(int threads) {
     OneDnnContext ctx(threads, DType::bf16);
     square_matmul(ctx, 64);
     return std::nullopt;
-  } catch (const std::exception&) {  // MatmulOp's "no bf16 matmul", or another dnnl::error
+  } catch (const NoBf16Matmul&) {  // any other failure is not this one, and propagates
     return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name();
   }
+}
+
+const std::optional<std::string>& bf16_unavailable_on_this_cpu() {
+  static const std::optional<std::string> reason = bf16_unavailable_reason(1);
+  return reason;
 }
 
 MatmulPeak measure_matmul_peak(OneDnnContext& ctx, const std::vector<std::int64_t>& sizes, int repetitions,

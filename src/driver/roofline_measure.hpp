@@ -91,6 +91,9 @@ std::size_t default_stream_elements();
 // 2.6.3 has no bf16 matmul for ISA avx2"), or nullopt when it can.
 std::optional<std::string> bf16_unavailable_reason(int threads);
 
+// bf16_unavailable_reason(1), probed once per process (the first call; thread-safe).
+const std::optional<std::string>& bf16_unavailable_on_this_cpu();
+
 // Times a square matmul src (n x n) x weights (n x n, oneDNN's preferred layout) -> dst
 // (n x n, f32) at each size, a core MatmulOp on ctx (bf16 inputs on a bf16 context, both
 // converted before the timing): one warm-up call, then `repetitions` repetitions of

@@ -120,8 +120,10 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* ro
   }
 }
 
-// y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none.
-ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const float* shift, std::int64_t n,
+// y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none; shift_tail is tail_of(shift,
+// n) (built once by a caller over many rows), unread when shift is nullptr.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const float* shift,
+                                                          const float (&shift_tail)[kBlock], std::int64_t n,
                                                           float* y) {
   const auto block = [&](const float* from, const float* by, float* to) ATTNBENCH_AVX2_LAMBDA {
     __m256 z[kVectors];
@@ -133,9 +135,8 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const 
   const std::int64_t whole = n / kBlock * kBlock;
   for (std::int64_t i = 0; i < whole; i += kBlock) block(x + i, shift ? shift + i : nullptr, y + i);
   if (whole < n) {
-    float x_tail[kBlock], shift_tail[kBlock], y_tail[kBlock];
+    float x_tail[kBlock], y_tail[kBlock];
     tail_of(x, n, x_tail);
-    if (shift) tail_of(shift, n, shift_tail);
     block(x_tail, shift ? shift_tail : nullptr, y_tail);
     std::copy(y_tail, y_tail + (n - whole), y + whole);
   }
@@ -162,11 +163,16 @@ void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, st
 
 ATTNBENCH_AVX2
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  for (std::int64_t j = 0; j < n; ++j) tanh_of(rows + j * width, x, width, out + j * width);
+  float x_tail[kBlock];
+  tail_of(x, width, x_tail);
+  for (std::int64_t j = 0; j < n; ++j) tanh_of(rows + j * width, x, x_tail, width, out + j * width);
 }
 
 ATTNBENCH_AVX2
-void tanh_all(const float* x, std::int64_t n, float* y) { tanh_of(x, nullptr, n, y); }
+void tanh_all(const float* x, std::int64_t n, float* y) {
+  const float no_shift[kBlock] = {};
+  tanh_of(x, nullptr, no_shift, n, y);
+}
 
 }  // namespace attnbench::fused::avx2
 #endif

@@ -25,40 +25,53 @@ constexpr std::int64_t kBlock = 8 * kVectors;
 
 // Replaces each lane of the N vectors x[i] by its tanh (the header states its error), under
 // the default rounding mode, each phase for all N vectors before the next: fast_tanh's
-// arithmetic (fused_math.hpp), with its quotient from vrcpps's estimate.
+// u = expm1(-2 min(|x|, clamp)) and -u / (2 + u), with the operations on the dependency
+// chain cut: n from |x| by -2 log2(e) (an exact scaling), r = y - n ln2 in one step (kLn2),
+// kExpm1P's polynomial by Estrin's scheme, 2 + u straight from 2^n beside u, and the
+// quotient's corrections beside its first product.
 template <int N>
 ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh8(__m256 (&x)[N]) {
-  const __m256 sign_bit = _mm256_set1_ps(-0.f), round = _mm256_set1_ps(kExpRound);
-  __m256 y[N], shifted[N], r[N], p[N], u[N], d[N], estimate[N], q[N];
-  // y = -2 min(|x|, clamp); vminps returns its second operand when either is NaN: a NaN stays
-  // a NaN through every step.
-  for (int i = 0; i < N; ++i)
-    y[i] = _mm256_mul_ps(_mm256_set1_ps(-2.f),
-                         _mm256_min_ps(_mm256_set1_ps(kFastTanhClamp), _mm256_andnot_ps(sign_bit, x[i])));
-  // u = expm1(y) = 2^n expm1(r) + (2^n - 1), as expm1_nonpositive.
-  for (int i = 0; i < N; ++i) shifted[i] = _mm256_fmadd_ps(y[i], _mm256_set1_ps(kLog2e), round);
+  const __m256 sign_bit = _mm256_set1_ps(-0.f), round = _mm256_set1_ps(kExpRound), one = _mm256_set1_ps(1.f);
+  __m256 a[N], sign[N], shifted[N], r[N], r2[N], p[N], u[N], d[N], estimate[N], q[N];
+  // a = min(|x|, clamp); vminps returns its second operand when either is NaN: a NaN stays a
+  // NaN through every step.
   for (int i = 0; i < N; ++i) {
-    const __m256 n = _mm256_sub_ps(shifted[i], round);
-    r[i] = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), y[i]));
+    sign[i] = _mm256_and_ps(sign_bit, x[i]);
+    a[i] = _mm256_min_ps(_mm256_set1_ps(kFastTanhClamp), _mm256_andnot_ps(sign_bit, x[i]));
   }
-  for (int i = 0; i < N; ++i) p[i] = _mm256_set1_ps(kExpP[0]);
-  for (std::size_t c = 1; c < std::size(kExpP); ++c)
-    for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(kExpP[c]));
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(_mm256_mul_ps(r[i], r[i]), p[i], r[i]);
+  // u = expm1(y), y = -2a, = 2^n expm1(r) + (2^n - 1), as expm1_nonpositive but for r.
+  for (int i = 0; i < N; ++i) shifted[i] = _mm256_fmadd_ps(a[i], _mm256_set1_ps(-2.f * kLog2e), round);
+  for (int i = 0; i < N; ++i) {
+    const __m256 y = _mm256_mul_ps(a[i], _mm256_set1_ps(-2.f)), n = _mm256_sub_ps(shifted[i], round);
+    r[i] = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2), y);
+  }
+  // expm1(r) = r + r^2 P(r), P = (P0 r^2 + (P1 r + P2)) r^2 + (P3 r + P4).
+  static_assert(std::size(kExpm1P) == 5);
+  for (int i = 0; i < N; ++i) {
+    r2[i] = _mm256_mul_ps(r[i], r[i]);
+    const __m256 high = _mm256_fmadd_ps(_mm256_set1_ps(kExpm1P[1]), r[i], _mm256_set1_ps(kExpm1P[2]));
+    const __m256 low = _mm256_fmadd_ps(_mm256_set1_ps(kExpm1P[3]), r[i], _mm256_set1_ps(kExpm1P[4]));
+    p[i] = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(kExpm1P[0]), r2[i], high), r2[i], low);
+  }
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(r2[i], p[i], r[i]);
+  // d = 2 + u = 2^n expm1(r) + (2^n + 1), beside u.
   for (int i = 0; i < N; ++i) {
     const __m256i exponent = _mm256_sub_epi32(_mm256_castps_si256(shifted[i]), _mm256_set1_epi32(float_bits(kExpRound) - 127));
     const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(exponent, 23));
-    u[i] = _mm256_fmadd_ps(two_to_n, p[i], _mm256_sub_ps(two_to_n, _mm256_set1_ps(1.f)));
+    u[i] = _mm256_fmadd_ps(two_to_n, p[i], _mm256_sub_ps(two_to_n, one));
+    d[i] = _mm256_fmadd_ps(two_to_n, p[i], _mm256_add_ps(two_to_n, one));
   }
-  // q = u / d, d = 2 + u in (1, 2]: the estimate is (1 - e) / d with |e| <= 1.5 2^-12, so
-  // q = u * estimate is u / d (1 - e), and each correction q += estimate (u - d q) multiplies
-  // that error by e: e^3 < 2^-34 after two. tanh(|x|) = -q.
-  for (int i = 0; i < N; ++i) d[i] = _mm256_add_ps(_mm256_set1_ps(2.f), u[i]);
+  // q = u / d, d in (1, 2]: the estimate is (1 - e) / d with |e| <= 1.5 2^-12. Beside q0 = u *
+  // estimate = u / d (1 - e), e = 1 - d estimate and the better estimate (1 + e) estimate =
+  // (1 - e^2) / d; q = q0 + better (u - d q0) = u / d (1 - e^3): within 2^-34 but roundings.
+  // tanh(|x|) = -q.
   for (int i = 0; i < N; ++i) estimate[i] = _mm256_rcp_ps(d[i]);
-  for (int i = 0; i < N; ++i) q[i] = _mm256_mul_ps(u[i], estimate[i]);
-  for (int correction = 0; correction < 2; ++correction)
-    for (int i = 0; i < N; ++i) q[i] = _mm256_fmadd_ps(_mm256_fnmadd_ps(d[i], q[i], u[i]), estimate[i], q[i]);
-  for (int i = 0; i < N; ++i) x[i] = _mm256_or_ps(_mm256_andnot_ps(sign_bit, q[i]), _mm256_and_ps(sign_bit, x[i]));
+  for (int i = 0; i < N; ++i) {
+    const __m256 q0 = _mm256_mul_ps(u[i], estimate[i]);
+    const __m256 better = _mm256_fmadd_ps(estimate[i], _mm256_fnmadd_ps(d[i], estimate[i], one), estimate[i]);
+    q[i] = _mm256_fmadd_ps(better, _mm256_fnmadd_ps(d[i], q0, u[i]), q0);
+  }
+  for (int i = 0; i < N; ++i) x[i] = _mm256_or_ps(_mm256_andnot_ps(sign_bit, q[i]), sign[i]);
 }
 
 // 8 elements of f32 or bf16 rows as f32.
@@ -101,7 +114,8 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* ro
   SpreadPrefetch along(next_pass, n * ((width + kBlock - 1) / kBlock));
   for (std::int64_t j = 0; j < n; ++j) {
     const Row* row = rows + j * width;
-    __m256 acc[kVectors] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc[kVectors];
+    for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_setzero_ps();
     for (std::int64_t k = 0; k < whole; k += kBlock) {
       ahead.request(row + k, kBlock * static_cast<std::int64_t>(sizeof(Row)));
       along.step();
@@ -113,7 +127,8 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* ro
       tail_of(row, width, row_tail);
       add_tanh_terms(row_tail, x_tail, v_tail, acc);
     }
-    const __m256 sum = _mm256_add_ps(acc[0], acc[1]);
+    __m256 sum = acc[0];
+    for (int i = 1; i < kVectors; ++i) sum = _mm256_add_ps(sum, acc[i]);
     __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
     half = _mm_add_ps(half, _mm_movehl_ps(half, half));
     out[j] = _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));

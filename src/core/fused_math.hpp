@@ -20,7 +20,7 @@ namespace attnbench::fused {
   return static_cast<std::uint32_t>(static_cast<std::int32_t>(a - b) >> 31);
 }
 
-// exp_parts' constants, shared with fused_avx2's intrinsics: y log2(e) + kExpRound holds
+// exp_parts' constants (fused_avx2's tanh shares the first two): y log2(e) + kExpRound holds
 // round(y log2(e)) in its low bits (1.5 * 2^23); ln2 = kLn2High + kLn2Low; Cephes expf's P,
 // highest power first.
 inline constexpr float kExpRound = 12582912.f;
@@ -29,6 +29,15 @@ inline constexpr float kLn2High = 0.693359375f;
 inline constexpr float kLn2Low = -2.12194440e-4f;
 inline constexpr float kExpP[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
+// fused_avx2's tanh: ln2 rounded to f32, for its range reduction in one step (its error
+// reaches expm1(y) as at most 2^n |n| 3e-8, below 1.5e-8 for every n <= 0); and its
+// expm1(r) = r + r^2 P(r) for |r| <= ln2 / 2, P of degree 4, highest power first, fitted
+// near-minimax (iteratively reweighted least squares on Chebyshev nodes): within 4.4e-9
+// absolute of expm1 with these f32 coefficients, where exp's last bits need Cephes' degree 5.
+inline constexpr float kLn2 = 0.693147180559945309f;
+inline constexpr float kExpm1P[] = {1.3950602151453495e-3f, 8.368953131139278e-3f, 4.166620597243309e-2f,
+                                    1.66665181517601e-1f, 0.5f};
 
 // y = n ln2 + r for y in [-87.33, 0] (ln2 in two parts): 2^n, built in the exponent bits,
 // and expm1(r) = r + r^2 P(r) with Cephes expf's P (whose exp(r) is 1 + expm1(r)).
@@ -84,8 +93,8 @@ struct ExpParts {
 inline constexpr float kFastTanhClamp = 9.f;
 
 // The tanh of the fused kernels' portable clones, run on CPUs without AVX2 (AVX-512 CPUs run
-// fused_avx512.hpp's, AVX2 CPUs fused_avx2.hpp's: this arithmetic with vrcpps for the
-// quotient). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
+// fused_avx512.hpp's, AVX2 CPUs fused_avx2.hpp's: this form on a shorter chain, with vrcpps
+// for the quotient). Returns tanh(x) within 1.5e-7 absolute and 1.8e-7
 // relative error for every float x where multiply-adds contract to FMA (the AVX2 clone),
 // 1.8e-7 and 2.3e-7 without FMA (measured on all floats; tests/fused_kernels_test.cpp
 // checks); ±inf gives ±1, NaN gives NaN. One path for all x and no division: with

@@ -54,12 +54,13 @@ constexpr TanhBounds kWithFma{1.5e-7, 1.8e-7};
 constexpr TanhBounds kWithoutFma{1.8e-7, 2.3e-7};
 
 // The bounds of the loop this process runs (fused::loops_name()): the table's, fused_avx2's,
-// else fast_tanh's arithmetic, with FMA on every AVX2 CPU.
+// else fast_tanh's arithmetic, with FMA in the clones of every AVX2 CPU, without in a build
+// of the baseline loops alone (fused_baseline_tests).
 TanhBounds dispatched_bounds() {
   const std::string loops = fused::loops_name();
   if (loops == "avx512") return kTable;
   if (loops == "avx2") return kAvx2;
-  return __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma;
+  return ATTNBENCH_X86_LOOPS && __builtin_cpu_supports("fma") ? kWithFma : kWithoutFma;
 }
 
 // The largest absolute and relative errors of y against std::tanh(double(x)).

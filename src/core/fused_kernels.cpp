@@ -20,72 +20,60 @@ namespace attnbench::fused {
 
 namespace {
 
-// The row sums below vectorize with simdlen(8): f32 and bf16 rows alike (GCC otherwise takes
-// 16 lanes for 16-bit rows on AVX2), so that a bf16 loop sums in the order of its f32 loop
-// and equals it on the rounded rows bit for bit.
+// Writes out[r] = the sum of term(r, k) over k in [0, width) for the R rows r < R: each row
+// in kLanes lanes (lane k % kLanes, k in order), then its lanes pairwise, ((0 + 4) + (2 + 6)) +
+// ((1 + 5) + (3 + 7)). No sum crosses the lanes, however a clone vectorizes them, so the order
+// is one for every element type and instruction set: a bf16 loop equals its f32 loop on the
+// rounded rows bit for bit, on the baseline clone too (whose vectorizer takes 4 lanes and
+// epilogues of its own choosing where a reduction is left to it).
+constexpr int kLanes = 8;
+template <int R, class Term>
+[[gnu::always_inline]] inline void sum_in_lanes(std::int64_t width, Term term, float* __restrict out) {
+  float lanes[R][kLanes] = {};
+  std::int64_t k = 0;
+  for (; k + kLanes <= width; k += kLanes)
+    for (int r = 0; r < R; ++r)
+#pragma omp simd
+      for (int l = 0; l < kLanes; ++l) lanes[r][l] += term(r, k + l);
+  for (int l = 0; k + l < width; ++l)
+    for (int r = 0; r < R; ++r) lanes[r][l] += term(r, k + l);
+  for (int r = 0; r < R; ++r) {
+    const float* lane = lanes[r];
+    out[r] = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  }
+}
+
+// out[j] = rows[j, :] . x: four rows at a time (four independent chains, each x[k] loaded
+// once for all four), then one.
 template <class Row>
 [[gnu::always_inline]] inline void dot_rows_of(const Row* __restrict rows, const float* __restrict x, std::int64_t n,
                                                std::int64_t width, float* __restrict out) {
   std::int64_t j = 0;
-  // Four rows at a time: four independent FMA chains instead of one, each x[k] loaded once.
   for (; j + 4 <= n; j += 4) {
-    const Row* __restrict r0 = rows + j * width;
-    const Row* __restrict r1 = r0 + width;
-    const Row* __restrict r2 = r1 + width;
-    const Row* __restrict r3 = r2 + width;
-    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-#pragma omp simd simdlen(8) reduction(+ : s0, s1, s2, s3)
-    for (std::int64_t k = 0; k < width; ++k) {
-      s0 += load(r0, k) * x[k];
-      s1 += load(r1, k) * x[k];
-      s2 += load(r2, k) * x[k];
-      s3 += load(r3, k) * x[k];
-    }
-    out[j] = s0;
-    out[j + 1] = s1;
-    out[j + 2] = s2;
-    out[j + 3] = s3;
+    const Row* __restrict first = rows + j * width;
+    sum_in_lanes<4>(width, [&](int r, std::int64_t k) { return load(first + r * width, k) * x[k]; }, out + j);
   }
   for (; j < n; ++j) {
     const Row* __restrict row = rows + j * width;
-    float sum = 0.f;
-#pragma omp simd simdlen(8) reduction(+ : sum)
-    for (std::int64_t k = 0; k < width; ++k) sum += load(row, k) * x[k];
-    out[j] = sum;
+    sum_in_lanes<1>(width, [&](int, std::int64_t k) { return load(row, k) * x[k]; }, out + j);
   }
 }
 
+// out[j] = v . tanh(rows[j, :] + x): four rows at a time (four independent tanh chains in
+// flight: the loop is bound by their latency, not by memory), then one.
 template <class Row>
 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* __restrict rows, const float* __restrict x,
                                                     const float* __restrict v, std::int64_t n, std::int64_t width,
                                                     float* __restrict out) {
   std::int64_t j = 0;
-  // Four rows at a time: four independent tanh chains in flight (the loop is bound by
-  // their latency, not by memory), each x[k] and v[k] loaded once for all four.
   for (; j + 4 <= n; j += 4) {
-    const Row* __restrict r0 = rows + j * width;
-    const Row* __restrict r1 = r0 + width;
-    const Row* __restrict r2 = r1 + width;
-    const Row* __restrict r3 = r2 + width;
-    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-#pragma omp simd simdlen(8) reduction(+ : s0, s1, s2, s3)
-    for (std::int64_t k = 0; k < width; ++k) {
-      s0 += v[k] * fast_tanh(load(r0, k) + x[k]);
-      s1 += v[k] * fast_tanh(load(r1, k) + x[k]);
-      s2 += v[k] * fast_tanh(load(r2, k) + x[k]);
-      s3 += v[k] * fast_tanh(load(r3, k) + x[k]);
-    }
-    out[j] = s0;
-    out[j + 1] = s1;
-    out[j + 2] = s2;
-    out[j + 3] = s3;
+    const Row* __restrict first = rows + j * width;
+    sum_in_lanes<4>(
+        width, [&](int r, std::int64_t k) { return v[k] * fast_tanh(load(first + r * width, k) + x[k]); }, out + j);
   }
   for (; j < n; ++j) {
     const Row* __restrict row = rows + j * width;
-    float sum = 0.f;
-#pragma omp simd simdlen(8) reduction(+ : sum)
-    for (std::int64_t k = 0; k < width; ++k) sum += v[k] * fast_tanh(load(row, k) + x[k]);
-    out[j] = sum;
+    sum_in_lanes<1>(width, [&](int, std::int64_t k) { return v[k] * fast_tanh(load(row, k) + x[k]); }, out + j);
   }
 }
 

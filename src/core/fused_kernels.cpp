@@ -21,8 +21,8 @@ namespace attnbench::fused {
 namespace {
 
 // Writes out[r] = the sum of term(r, k) over k in [0, width) for the R rows r < R: each row
-// in kLanes lanes (lane k % kLanes, k in order), then its lanes pairwise, ((0 + 4) + (2 + 6)) +
-// ((1 + 5) + (3 + 7)). No sum crosses the lanes, however a clone vectorizes them, so the order
+// in kLanes lanes (lane k % kLanes, k in order), then its lanes pairwise, halves first (for 8:
+// ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7))). No sum crosses the lanes, however a clone vectorizes them, so the order
 // is one for every element type and instruction set: a bf16 loop equals its f32 loop on the
 // rounded rows bit for bit, on the baseline clone too (whose vectorizer takes 4 lanes and
 // epilogues of its own choosing where a reduction is left to it).
@@ -38,8 +38,9 @@ template <int R, class Term>
   for (int l = 0; k + l < width; ++l)
     for (int r = 0; r < R; ++r) lanes[r][l] += term(r, k + l);
   for (int r = 0; r < R; ++r) {
-    const float* lane = lanes[r];
-    out[r] = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+    for (int half = kLanes / 2; half >= 1; half /= 2)
+      for (int l = 0; l < half; ++l) lanes[r][l] += lanes[r][l + half];
+    out[r] = lanes[r][0];
   }
 }
 

@@ -30,8 +30,9 @@ inline constexpr float kLn2Low = -2.12194440e-4f;
 inline constexpr float kExpP[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 
-// fused_avx2's tanh: ln2 rounded to f32, for its range reduction in one step (its error
-// reaches expm1(y) as at most 2^n |n| 3e-8, below 1.5e-8 for every n <= 0); and its
+// fused_avx2's tanh: ln2 rounded to f32 (1.9e-9 above it), for its range reduction in one
+// step (that error reaches expm1(y) as at most 2^n |n| 1.9e-9, below 1e-9 for every n <= 0);
+// and its
 // expm1(r) = r + r^2 P(r) for |r| <= ln2 / 2, P of degree 4, highest power first, fitted
 // near-minimax (iteratively reweighted least squares on Chebyshev nodes): within 4.4e-9
 // absolute of expm1 with these f32 coefficients, where exp's last bits need Cephes' degree 5.

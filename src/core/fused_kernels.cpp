@@ -21,11 +21,11 @@ namespace attnbench::fused {
 namespace {
 
 // Writes out[r] = the sum of term(r, k) over k in [0, width) for the R rows r < R: each row
-// in kLanes lanes (lane k % kLanes, k in order), then its lanes pairwise, halves first (for 8:
-// ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7))). No sum crosses the lanes, however a clone vectorizes them, so the order
-// is one for every element type and instruction set: a bf16 loop equals its f32 loop on the
-// rounded rows bit for bit, on the baseline clone too (whose vectorizer takes 4 lanes and
-// epilogues of its own choosing where a reduction is left to it).
+// in kLanes lanes (lane k % kLanes, k in order), then its lanes pairwise, halves first (for
+// 8: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7))). No sum crosses the lanes, however a clone
+// vectorizes them, so the order is one for every element type and instruction set: a bf16
+// loop equals its f32 loop on the rounded rows bit for bit, on the baseline clone too (whose
+// vectorizer takes 4 lanes and epilogues of its own choosing where a reduction is left to it).
 constexpr int kLanes = 8;
 template <int R, class Term>
 [[gnu::always_inline]] inline void sum_in_lanes(std::int64_t width, Term term, float* __restrict out) {

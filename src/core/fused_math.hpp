@@ -32,10 +32,10 @@ inline constexpr float kExpP[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.33345190
 
 // fused_avx2's tanh: ln2 rounded to f32 (1.9e-9 above it), for its range reduction in one
 // step (that error reaches expm1(y) as at most 2^n |n| 1.9e-9, below 1e-9 for every n <= 0);
-// and its
-// expm1(r) = r + r^2 P(r) for |r| <= ln2 / 2, P of degree 4, highest power first, fitted
-// near-minimax (iteratively reweighted least squares on Chebyshev nodes): within 4.4e-9
-// absolute of expm1 with these f32 coefficients, where exp's last bits need Cephes' degree 5.
+// and its expm1(r) = r + r^2 P(r) for |r| <= ln2 / 2, P of degree 4, highest power first,
+// fitted near-minimax (iteratively reweighted least squares on Chebyshev nodes): within
+// 4.4e-9 absolute of expm1 with these f32 coefficients, where exp's last bits need Cephes'
+// degree 5.
 inline constexpr float kLn2 = 0.693147180559945309f;
 inline constexpr float kExpm1P[] = {1.3950602151453495e-3f, 8.368953131139278e-3f, 4.166620597243309e-2f,
                                     1.66665181517601e-1f, 0.5f};

@@ -3,14 +3,16 @@
 // The tanh is fast_tanh's form (fused_math.hpp: u = expm1(-2|x|), then -u / (2 + u)) on a
 // shorter dependency chain: the range reduction by ln2 in one step, expm1 by a degree-4
 // polynomial (kExpm1P) in Estrin's scheme, 2 + u beside u, and the quotient from vrcpps's
-// estimate with a correction of order three, no division instruction. Within 1.09e-7 absolute
-// (at x = 8.1445) and 1.81e-7 relative (at x = 0.1517) of tanh for every float (measured on
-// all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x, ±1 from
-// |x| >= kFastTanhClamp on, NaN for NaN. Two vectors are in flight, each phase for both
-// before the next (three were slower). On a 2-core AMD EPYC (Zen 3) 0.78x the
-// time a term of the form before it (fast_tanh's steps, two corrections in a row) and that
-// 0.68x fast_tanh's AVX2 clone's (README, "Fused algorithms"). fused_kernels.cpp calls these
-// where available() and the CPU has no AVX-512, or where available() and
+// estimate with a correction of order three, no division instruction. Within 1.09e-7
+// absolute (at x = 8.1445) and 1.81e-7 relative (at x = 0.1517) of tanh for every float
+// (measured on all of them; tests/fused_kernels_test.cpp checks), tanh(x) = x for tiny x,
+// ±1 from |x| >= kFastTanhClamp on, NaN for NaN. Two vectors are in flight, each phase for
+// both before the next (three were slower), and each block's tanh starts before the block
+// before it is finished. On a 2-core AMD EPYC (Zen 3) a term takes 0.78x the time of the
+// form before this one (fast_tanh's steps, two corrections in a row), which took 0.68x that
+// of fast_tanh's AVX2 clone, and the overlapped blocks take 0.87x the time of blocks one
+// after the other (README, "Fused algorithms"). fused_kernels.cpp calls these where
+// available() and the CPU has no AVX-512, or where available() and
 // ATTNBENCH_FUSED_LOOPS=avx2; the contracts are those of fused_kernels.hpp.
 #pragma once
 

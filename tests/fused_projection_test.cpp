@@ -129,9 +129,6 @@ TEST_P(FusedBf16Query, HasAPartPerThreadLikeAnF32OneAndMultipliesInTheSetPrecisi
   // of the bf16-rounded inputs there, else the f32 context's y bit for bit. An f32 context
   // multiplies in f32 whatever the setting.
   const std::string setting = GetParam();
-  if (setting == "bf16") {
-    ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
-  }
   const test::ScopedEnv query("ATTNBENCH_FUSED_BF16_QUERY", setting);
   const bool bf16_query = setting == "bf16" || (setting == "best" && bf16_matmul_outruns_f32());
   EXPECT_STREQ(fused_bf16_query_name(), bf16_query ? "bf16" : "f32");

@@ -205,7 +205,6 @@ TEST_P(FusedStep, ConsecutiveStepsInAlternatingOrderGiveTheSameBits) {
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 21);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 22);
   for (const DType dtype : {DType::f32, DType::bf16}) {
-    if (!test::dtype_runs_here(dtype)) continue;
     for (const int threads : {1, 2}) {
       SCOPED_TRACE(to_string(dtype) + ", " + std::to_string(threads) + " threads");
       OneDnnContext ctx(threads, dtype);
@@ -236,7 +235,6 @@ TEST_P(FusedStep, EachPartsQueryAloneScoresThatPartsExamplesBitForBit) {
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 17);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 18);
   for (const DType dtype : {DType::f32, DType::bf16}) {
-    if (!test::dtype_runs_here(dtype)) continue;
     SCOPED_TRACE(to_string(dtype));
     OneDnnContext ctx(2, dtype);
     const auto prepared = [&] {
@@ -273,7 +271,6 @@ TEST_P(FusedStep, EqualLengthsNeedNoBarrierAfterTheQueryAndGiveOneThreadsBits) {
   // query left by another run.
   for (const auto& [len_min, dtype] : {std::pair{std::int64_t{0}, DType::f32}, std::pair{std::int64_t{9}, DType::f32},
                                        std::pair{std::int64_t{0}, DType::bf16}}) {
-    if (!test::dtype_runs_here(dtype)) continue;
     Problem p = parallel_point(GetParam());
     p.len_min = len_min;
     SCOPED_TRACE(repro_flags(p) + " " + to_string(dtype));
@@ -350,7 +347,6 @@ TEST_P(FusedStep, StreamedAnnotationsChangeNoBitAndMatchReference) {
   const std::vector<float> H = random_floats(count(p.batch * p.src_len * p.enc_dim), 15);
   const std::vector<float> s = random_floats(count(p.batch * p.dec_dim), 16);
   for (const DType dtype : {DType::f32, DType::bf16}) {
-    if (!test::dtype_runs_here(dtype)) continue;
     SCOPED_TRACE(to_string(dtype));
     ASSERT_TRUE(streams_annotations(shape, dtype));
     ASSERT_TRUE(prefetches_context_rows(shape, dtype));

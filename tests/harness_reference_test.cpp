@@ -53,7 +53,6 @@ using HarnessParam = std::tuple<std::string, Case>;
 
 class HarnessReference : public ::testing::TestWithParam<HarnessParam> {
  protected:
-  void SetUp() override { ATTNBENCH_SKIP_IF_NO_BF16(std::get<1>(GetParam()).problem.dtype); }
   Problem problem() const {
     Problem p = std::get<1>(GetParam()).problem;
     p.scorer = std::get<0>(GetParam());

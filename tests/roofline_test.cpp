@@ -315,7 +315,7 @@ TEST(RooflineMeasure, TinyMatmulsGivePositiveFiniteFigures) {
   EXPECT_TRUE(positive_finite(f32.gflops)) << f32.gflops;
   EXPECT_TRUE(f32.size == 32 || f32.size == 48) << f32.size;
   EXPECT_FALSE(f32.impl.empty());
-  if (const auto reason = bf16_unavailable_reason(1)) {
+  if (const auto reason = no_bf16_matmul_reason()) {
     EXPECT_NE(reason->find("bf16"), std::string::npos) << *reason;
   } else {
     OneDnnContext bf16_ctx(1, DType::bf16);
@@ -468,8 +468,8 @@ TEST(RooflineTable, ARowPerThreadCountWithItsFigures) {
 }
 
 // The product the roofline times (core's MatmulOp, weights in oneDNN's preferred layout, both
-// operands bound, run_bound) is the product: against a double loop, f32 and, where oneDNN
-// has it, bf16 (whose inputs are rounded to 8 significant bits).
+// operands bound, run_bound) is the product: against a double loop, f32 and bf16 (whose inputs
+// are rounded to 8 significant bits; where oneDNN has no bf16 matmul, an f32 one on them).
 TEST(RooflineMatmul, TimedProductIsTheProduct) {
   const std::int64_t n = 48;
   std::vector<float> a(static_cast<std::size_t>(n * n)), b(a.size());
@@ -483,9 +483,7 @@ TEST(RooflineMatmul, TimedProductIsTheProduct) {
       for (std::int64_t c = 0; c < n; ++c)
         ref[static_cast<std::size_t>(r * n + c)] +=
             double(a[static_cast<std::size_t>(r * n + k)]) * b[static_cast<std::size_t>(k * n + c)];
-  const bool bf16_available = !bf16_unavailable_reason(1).has_value();
   for (const DType dtype : {DType::f32, DType::bf16}) {
-    if (dtype == DType::bf16 && !bf16_available) continue;
     SCOPED_TRACE(to_string(dtype));
     OneDnnContext ctx(1, dtype);
     const dnnl::memory::desc square = plain_desc({n, n});

@@ -719,16 +719,20 @@ def test_memory_guard_skips_rows_with_empty_values(runs, schema):
         rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
 
 
-def test_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, schema):
+def test_onednn_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, schema):
     """bf16 where oneDNN has none (ONEDNN_MAX_CPU_ISA=AVX2, as on an AVX2-only CPU): the f32 points
-    run, the bf16 ones are skipped rows naming why, exit 0 (probe --dtype bf16 stops instead)"""
-    rf = runs.sweep("no_bf16", "--batch", 2, "--src-len", 4, "--scorer", "dot", "--impl", "fused",
+    and the fused bf16 ones run, the oneDNN bf16 ones are skipped rows naming why, exit 0"""
+    rf = runs.sweep("no_bf16", "--batch", 2, "--src-len", 4, "--scorer", "dot", "--impl", "onednn,fused",
                     "--dtype", "f32,bf16", env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
-    status = {d["dtype"]: d["status"] for d in rf.timing.dicts()}
-    if len(rf.timing.rows) != 2 * len(schema.stages) or status.get("f32") != "ok":
-        rf.fail(f"expected every stage of f32 ok and of bf16 skipped, got {rf.timing.rows}")
-    if not re.fullmatch(r"skipped: --dtype bf16: oneDNN \S+ has no bf16 matmul for ISA avx2", status.get("bf16", "")):
-        rf.fail(f"bf16 status {status.get('bf16')!r}, expected 'skipped: --dtype bf16: oneDNN ... has no bf16 matmul'")
+    status = {}  # (impl, dtype) -> the statuses of its stages
+    for d in rf.timing.dicts():
+        status.setdefault((d["impl"], d["dtype"]), set()).add(d["status"])
+    ok = {key for key, values in status.items() if values == {"ok"}}
+    if len(rf.timing.rows) != 4 * len(schema.stages) or ok != {("onednn", "f32"), ("fused", "f32"), ("fused", "bf16")}:
+        rf.fail(f"expected every stage ok but oneDNN's bf16 ones, got {rf.timing.rows}")
+    why = ", ".join(status.get(("onednn", "bf16"), ()))
+    if not re.fullmatch(r"skipped: --dtype bf16 --impl onednn: oneDNN \S+ has no bf16 matmul for ISA avx2", why):
+        rf.fail(f"oneDNN bf16 status {why!r}, expected 'skipped: --dtype bf16 --impl onednn: oneDNN ... has no bf16 matmul'")
     if rf.meta.get("status") != "complete":
         rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
 

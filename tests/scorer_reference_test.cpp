@@ -334,10 +334,7 @@ TEST(ScorerReference, LessonScoresFromTheSpec) {
 
 using StepParam = std::tuple<std::string, Case>;
 
-class AttentionStepReference : public ::testing::TestWithParam<StepParam> {
- protected:
-  void SetUp() override { ATTNBENCH_SKIP_IF_NO_BF16(std::get<1>(GetParam()).problem.dtype); }
-};
+class AttentionStepReference : public ::testing::TestWithParam<StepParam> {};
 
 std::string step_param_name(const ::testing::TestParamInfo<StepParam>& info) {
   return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
@@ -412,7 +409,6 @@ INSTANTIATE_TEST_SUITE_P(FusedBf16, AttentionStepReference,
 class FusedBf16QueryReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FusedBf16QueryReference, BothPrecisionsMatchTheReference) {
-  ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
   Problem p;
   p.batch = 8;
   p.src_len = 24;
@@ -432,7 +428,6 @@ INSTANTIATE_TEST_SUITE_P(AllScorers, FusedBf16QueryReference, ::testing::ValuesI
                          [](const auto& info) { return info.param; });
 
 TEST(FusedBf16QuerySetting, ReachesTheStep) {
-  ATTNBENCH_SKIP_IF_NO_BF16(DType::bf16);
   // additive's query at that point, 12K multiply-adds: its scores differ by the query's rounding.
   const ScorerShape shape{8, 24, 40, 48, 32};
   const std::vector<std::int64_t> lengths(8, 24);

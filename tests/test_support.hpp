@@ -92,33 +92,6 @@ inline constexpr Tolerance kBf16Tolerance{0x1p-4, 1.0};
 // The tolerance of results computed with matmul inputs of type `dtype`.
 inline Tolerance tolerance_for(DType dtype) { return dtype == DType::bf16 ? kBf16Tolerance : kF32Tolerance; }
 
-// Why --dtype bf16 cannot run on this CPU, or "" where it can: oneDNN 2.6 has no bf16 matmul
-// below AVX-512 (an AMD EPYC Zen 3, say), and attnbench then refuses bf16 in one line, which
-// CTest's bf16_unavailable case checks on every CPU. From avx512_core on oneDNN has one, so
-// there a missing one is a bug: "", and the bf16 tests fail instead of skipping.
-inline const std::string& bf16_unavailable_here() {
-  static const std::string reason = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    const std::optional<std::string>& why = bf16_unavailable_on_this_cpu();
-    return why && (isa & avx512_core) != avx512_core ? *why : std::string();
-  }();
-  return reason;
-}
-
-// False for bf16 where it cannot run on this CPU; a test looping over dtypes skips that one.
-inline bool dtype_runs_here(DType dtype) { return dtype != DType::bf16 || bf16_unavailable_here().empty(); }
-
-// Skips the running test (from its body or its fixture's SetUp) when `dtype` cannot run on
-// this CPU, naming why.
-#define ATTNBENCH_SKIP_IF_NO_BF16(dtype)           \
-  switch (0)                                         \
-  case 0:                                            \
-  default:                                           \
-    if (::attnbench::test::dtype_runs_here(dtype)) { \
-    } else                                           \
-      GTEST_SKIP() << "--dtype bf16: " << ::attnbench::test::bf16_unavailable_here()
-
 // Checks `ours` against `ref` element by element; on failure names the tensor, the
 // first failing index with both values, and how many elements failed.
 // Example: EXPECT_TRUE(near_reference("scores", ours, ref, tolerance_for(p.dtype)));

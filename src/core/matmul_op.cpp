@@ -1,7 +1,6 @@
 #include "core/matmul_op.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace attnbench {
 
@@ -14,32 +13,33 @@ dnnl::memory unbound(OneDnnContext& ctx, const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, ctx.engine(), DNNL_MEMORY_NONE);
 }
 
-// The data type of the matmul inputs on ctx.
-dt input_type(const OneDnnContext& ctx) { return ctx.dtype() == DType::bf16 ? dt::bf16 : dt::f32; }
-
-// The matmul primitive descriptor; on a bf16 context a CPU without a bf16 matmul gets
-// one clear line instead of oneDNN's "could not create a primitive descriptor".
-dnnl::matmul::primitive_desc matmul_pd(OneDnnContext& ctx, const dnnl::matmul::desc& desc,
-                                       const dnnl::primitive_attr& attr) {
-  try {
-    return dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
-  } catch (const dnnl::error& e) {
-    if (ctx.dtype() != DType::bf16 || e.status != dnnl_unimplemented) throw;
-    throw NoBf16Matmul("--dtype bf16: oneDNN has no bf16 matmul on this CPU (ISA " + effective_isa_name() + ")");
-  }
+// The data type the matmul multiplies on ctx: bf16 on a bf16 context where oneDNN has a bf16
+// matmul, else f32.
+dt input_type(const OneDnnContext& ctx) {
+  return ctx.dtype() == DType::bf16 && onednn_has_bf16_matmul() ? dt::bf16 : dt::f32;
 }
+
+// True on a bf16 context where oneDNN has no bf16 matmul: its operands are rounded to bf16.
+bool rounds_through_bf16(const OneDnnContext& ctx) { return ctx.dtype() == DType::bf16 && !onednn_has_bf16_matmul(); }
 }  // namespace
 
-Bf16Operand::Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to)
-    : ctx_(&ctx),
-      reorder_(dnnl::reorder::primitive_desc(ctx.engine(), from, ctx.engine(), to)),
-      from_(unbound(ctx, from)),
-      to_(to, ctx.engine()),
-      args_{{DNNL_ARG_FROM, from_}, {DNNL_ARG_TO, to_}} {}
+Bf16Operand::Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                         bool through_bf16)
+    : ctx_(&ctx), from_(unbound(ctx, from)), to_(to, ctx.engine()) {
+  const dnnl::memory::desc first = through_bf16 ? plain_desc(from.dims(), dt::bf16) : to;
+  reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine(), from, ctx.engine(), first));
+  if (through_bf16) {
+    rounded_ = dnnl::memory(first, ctx.engine());
+    widen_ = dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine(), first, ctx.engine(), to));
+    widen_args_ = {{DNNL_ARG_FROM, rounded_}, {DNNL_ARG_TO, to_}};
+  }
+  args_ = {{DNNL_ARG_FROM, from_}, {DNNL_ARG_TO, through_bf16 ? rounded_ : to_}};
+}
 
 void Bf16Operand::convert(const float* data) {
   from_.set_data_handle(const_cast<float*>(data));
   reorder_.execute(ctx_->stream(), args_);
+  if (rounded_) widen_.execute(ctx_->stream(), widen_args_);
 }
 
 dnnl::primitive_attr eltwise_attr(dnnl::algorithm activation, float alpha, float beta) {
@@ -55,16 +55,16 @@ MatmulOp::MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl
                    const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr, WeightsLayout layout)
     : ctx_(&ctx), bf16_(ctx.dtype() == DType::bf16), convert_weights_(bf16_ || layout == WeightsLayout::preferred),
       src_(unbound(ctx, src)), weights_(unbound(ctx, weights)), dst_(unbound(ctx, dst)) {
-  const dnnl::memory::desc matmul_src = bf16_ ? plain_desc(src.dims(), dt::bf16) : src;
+  const dnnl::memory::desc matmul_src = bf16_ ? plain_desc(src.dims(), input_type(ctx)) : src;
   const dnnl::memory::desc matmul_weights = layout == WeightsLayout::preferred
                                                 ? dnnl::memory::desc(weights.dims(), input_type(ctx), tag::any)
-                                            : bf16_ ? plain_desc(weights.dims(), dt::bf16)
+                                            : bf16_ ? plain_desc(weights.dims(), input_type(ctx))
                                                     : weights;
-  const dnnl::matmul::primitive_desc pd = matmul_pd(ctx, dnnl::matmul::desc(matmul_src, matmul_weights, dst), attr);
+  const dnnl::matmul::primitive_desc pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(matmul_src, matmul_weights, dst), attr, ctx.engine());
   primitive_ = dnnl::matmul(pd);
   impl_info_ = pd.impl_info_str();
-  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src);
-  if (convert_weights_) weights_bf16_ = Bf16Operand(ctx, weights, pd.weights_desc());
+  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src, rounds_through_bf16(ctx));
+  if (convert_weights_) weights_bf16_ = Bf16Operand(ctx, weights, pd.weights_desc(), rounds_through_bf16(ctx));
   args_ = {{DNNL_ARG_SRC, bf16_ ? src_bf16_.converted() : src_},
            {DNNL_ARG_WEIGHTS, convert_weights_ ? weights_bf16_.converted() : weights_},
            {DNNL_ARG_DST, dst_}};
@@ -136,17 +136,17 @@ LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& pa
   const dnnl::memory::desc any_weights({params.in, params.out}, input_type(ctx), tag::any);
   const bool has_bias = !params.bias.empty();
   const dnnl::memory::desc bias = has_bias ? plain_desc({1, params.out}) : dnnl::memory::desc();
-  const dnnl::matmul::primitive_desc pd =
-      matmul_pd(ctx, dnnl::matmul::desc(matmul_src, any_weights, bias, dst), eltwise_attr(activation));
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(matmul_src, any_weights, bias, dst), eltwise_attr(activation),
+                                        ctx.engine());
   primitive_ = dnnl::matmul(pd);
-  given_weights_ = dnnl::memory(user_weights, ctx.engine(), const_cast<float*>(params.weight.data()));
-  weights_ = reorder_into(ctx, given_weights_, pd.weights_desc());  // converts to bf16 on a bf16 context
-  weights_reorder_ = dnnl::reorder(given_weights_, weights_);
-  reorder_args_ = {{DNNL_ARG_FROM, given_weights_}, {DNNL_ARG_TO, weights_}};
+  weights_ = Bf16Operand(ctx, user_weights, pd.weights_desc(), rounds_through_bf16(ctx));  // bf16 on a bf16 context
+  weights_.convert(params.weight.data());
+  ctx.stream().wait();
   src_ = unbound(ctx, src);
   dst_ = unbound(ctx, dst);
-  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src);
-  args_ = {{DNNL_ARG_SRC, bf16_ ? src_bf16_.converted() : src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+  if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src, rounds_through_bf16(ctx));
+  args_ = {{DNNL_ARG_SRC, bf16_ ? src_bf16_.converted() : src_}, {DNNL_ARG_WEIGHTS, weights_.converted()},
+           {DNNL_ARG_DST, dst_}};
   if (has_bias) {
     bias_ = dnnl::memory(bias, ctx.engine());
     std::copy(params.bias.begin(), params.bias.end(), static_cast<float*>(bias_.get_data_handle()));
@@ -156,7 +156,7 @@ LinearOp::LinearOp(OneDnnContext& ctx, std::int64_t rows, const LinearParams& pa
 
 void LinearOp::reload() {
   if (!ctx_) return;  // never built
-  weights_reorder_.execute(ctx_->stream(), reorder_args_);
+  weights_.convert(params_->weight.data());
   ctx_->stream().wait();
   if (!params_->bias.empty())
     std::copy(params_->bias.begin(), params_->bias.end(), static_cast<float*>(bias_.get_data_handle()));

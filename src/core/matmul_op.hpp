@@ -3,7 +3,6 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <stdexcept>
 #include <string>
 
 #include "core/onednn_context.hpp"
@@ -11,21 +10,17 @@
 
 namespace attnbench {
 
-// Thrown when a matmul on a bf16 context is created where oneDNN has no bf16 matmul for the
-// CPU (oneDNN 2.6: below AVX-512); what() is the line attnbench prints.
-struct NoBf16Matmul : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // The f32 -> bf16 conversion of one operand of a bf16 matmul (or any reorder of an f32
 // operand into another layout, `to`): the reorder primitive and the destination buffer
 // are created once, convert() only enqueues the reorder on ctx's stream (the caller's
-// next primitive on that stream sees the result).
+// next primitive on that stream sees the result). With `through_bf16` (a bf16 context where
+// oneDNN has no bf16 matmul) `to` is f32 and convert() rounds through a bf16 buffer into it.
 // Example: Bf16Operand x(ctx, plain_desc({B, K}), plain_desc({B, K}, bf16)); x.convert(data);
 class Bf16Operand {
  public:
   Bf16Operand() = default;
-  Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  Bf16Operand(OneDnnContext& ctx, const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+              bool through_bf16 = false);
 
   // Enqueues the conversion of `data`, laid out as `from`, into converted().
   void convert(const float* data);
@@ -33,9 +28,9 @@ class Bf16Operand {
 
  private:
   OneDnnContext* ctx_ = nullptr;
-  dnnl::reorder reorder_;
-  dnnl::memory from_, to_;
-  ExecArgs args_;
+  dnnl::reorder reorder_, widen_;  // widen_: bf16 back to f32, with through_bf16 only
+  dnnl::memory from_, rounded_, to_;
+  ExecArgs args_, widen_args_;
 };
 
 // How a MatmulOp takes its weights: as given (plain row-major, any strides), or in
@@ -47,7 +42,8 @@ enum class WeightsLayout { plain, preferred };
 // weights; the buffers are given at each run. Example: a (B,L,A) x (B,A,1) batched product.
 // On a bf16 context both inputs are activations converted to plain bf16 at each run
 // (Bf16Operand), or once at binding for a bound operand; the product accumulates in
-// f32 and dst stays f32. With WeightsLayout::preferred the weights are only ever bound
+// f32 and dst stays f32 (where oneDNN has no bf16 matmul: an f32 matmul on the operands
+// rounded to bf16, OneDnnContext). With WeightsLayout::preferred the weights are only ever bound
 // (bind_weights) and reordered then.
 // Example (the roofline's timed product): MatmulOp op(ctx, plain_desc({n, n}), plain_desc({n, n}),
 //   plain_desc({n, n}), {}, WeightsLayout::preferred); op.bind_src(a); op.bind_weights(b); op.run_bound(c);
@@ -80,7 +76,7 @@ class MatmulOp {
   void execute(float* dst);
 
   OneDnnContext* ctx_ = nullptr;
-  bool bf16_ = false, convert_weights_ = false;
+  bool bf16_ = false, convert_weights_ = false;  // bf16_: the context's dtype is bf16
   dnnl::matmul primitive_;
   dnnl::memory src_, weights_, dst_;
   Bf16Operand src_bf16_, weights_bf16_;  // weights_bf16_: the weights' conversion and/or reorder
@@ -91,7 +87,8 @@ class MatmulOp {
 // y = act(x W^T + b) for a (rows, in) input, like nn.Linear followed by an optional
 // eltwise activation. The weights are reordered once into oneDNN's preferred layout.
 // On a bf16 context that layout is bf16 (converted once) and x is converted to bf16 at
-// each run into a buffer allocated once; the bias, the accumulation and y stay f32.
+// each run into a buffer allocated once; the bias, the accumulation and y stay f32 (where
+// oneDNN has no bf16 matmul: f32 weights and x rounded to bf16, OneDnnContext).
 class LinearOp {
  public:
   LinearOp() = default;
@@ -108,10 +105,8 @@ class LinearOp {
   bool bf16_ = false;
   const LinearParams* params_ = nullptr;
   dnnl::matmul primitive_;
-  dnnl::reorder weights_reorder_;
-  dnnl::memory given_weights_, src_, weights_, bias_, dst_;
-  ExecArgs reorder_args_;
-  Bf16Operand src_bf16_;
+  dnnl::memory src_, bias_, dst_;
+  Bf16Operand src_bf16_, weights_;  // weights_: params_->weight into the matmul's layout and type
   ExecArgs args_;
 };
 

@@ -66,6 +66,21 @@ bool cpu_vendor_is_amd() {
 }
 }  // namespace
 
+bool onednn_has_bf16_matmul() {
+  static const bool has = [] {
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const dnnl::memory::desc bf16 = plain_desc({64, 64}, dnnl::memory::data_type::bf16);
+    try {
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(bf16, bf16, plain_desc({64, 64})), engine);
+      return true;
+    } catch (const dnnl::error& e) {
+      if (e.status != dnnl_unimplemented) throw;
+      return false;
+    }
+  }();
+  return has;
+}
+
 bool bf16_matmul_outruns_f32() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_amx || (isa == dnnl::cpu_isa::avx512_core_bf16 && cpu_vendor_is_amd());

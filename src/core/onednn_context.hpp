@@ -13,7 +13,9 @@ namespace attnbench {
 // Creating a context sets the OpenMP thread count that every primitive created
 // and executed afterwards on this thread uses. `dtype` is the input type of every
 // matmul built on it (LinearOp, MatmulOp): bf16 converts both operands to bf16 and
-// accumulates in f32; softmax, binary ops and the GRU layers stay f32 either way.
+// accumulates in f32 (where oneDNN has no bf16 matmul, onednn_has_bf16_matmul(), an f32
+// matmul on the operands rounded to bf16: the same products, exact in f32, summed in f32);
+// softmax, binary ops and the GRU layers stay f32 either way.
 // Example: OneDnnContext ctx(p.threads, p.dtype);
 class OneDnnContext {
  public:
@@ -50,6 +52,10 @@ std::string onednn_version();
 
 // The instruction set oneDNN dispatches to here, e.g. "avx512_core_bf16".
 std::string effective_isa_name();
+
+// True when oneDNN has a bf16 matmul here (oneDNN 2.6: from avx512_core on; not below, e.g. on
+// an AMD EPYC Zen 3, nor under ONEDNN_MAX_CPU_ISA=AVX2). Probed once per process (thread-safe).
+bool onednn_has_bf16_matmul();
 
 // True when oneDNN's bf16 matmul outruns its f32 one here: where oneDNN dispatches to AMX, and
 // on AMD CPUs where it dispatches to avx512_core_bf16. Measured by `attnbench roofline` (the

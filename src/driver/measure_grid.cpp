@@ -89,13 +89,15 @@ std::string memory_status(std::uint64_t need, std::uint64_t max_memory) {
   return status;
 }
 
-// The `skipped` status of a bf16 point where oneDNN has no bf16 matmul on this CPU (oneDNN
-// 2.6 below AVX-512; probed once); empty for f32 and where it has one. A grid of f32 and bf16
-// (scenarios/perf.csv) so still runs there; `attnbench probe --dtype bf16` stops instead.
-std::string dtype_status(DType dtype) {
-  if (dtype != DType::bf16) return "";
-  const std::optional<std::string>& reason = bf16_unavailable_on_this_cpu();
-  return reason ? "skipped: --dtype bf16: " + *reason : "";
+// The `skipped` status of a bf16 point of the oneDNN impl where oneDNN has no bf16 matmul on
+// this CPU (oneDNN 2.6 below AVX-512): its matmuls would multiply in f32 on rounded operands
+// (OneDnnContext), which times no bf16 matmul. Empty for f32, for the fused impl (its bf16
+// rows are stored bf16 and computed in f32 on every CPU) and where oneDNN has one. A grid of
+// both impls and dtypes (scenarios/perf.csv) so still runs there.
+std::string dtype_status(const Problem& p) {
+  if (p.dtype != DType::bf16 || p.impl != Impl::onednn) return "";
+  const std::optional<std::string> reason = no_bf16_matmul_reason();
+  return reason ? "skipped: --dtype bf16 --impl onednn: " + *reason : "";
 }
 
 // Skipped rows with `status` for every scorer x stage of `todo`.
@@ -117,7 +119,7 @@ PointRows measure_ours(const GridPoint& todo, const SweepOptions& options, const
   const BenchSettings& bench = todo.settings.bench;
   PointRows rows;
   if (todo.scorers.empty()) return rows;
-  std::string skip = dtype_status(todo.problem.dtype);
+  std::string skip = dtype_status(todo.problem);
   if (skip.empty()) skip = memory_status(point_memory_bytes(todo), options.max_memory_bytes);
   if (!skip.empty()) return skipped_point(todo, skip);
   std::vector<ScorerMeasurement> measured;

@@ -117,19 +117,9 @@ std::size_t default_stream_elements() {
   return std::max<std::size_t>(elements, 1024);
 }
 
-std::optional<std::string> bf16_unavailable_reason(int threads) {
-  try {
-    OneDnnContext ctx(threads, DType::bf16);
-    square_matmul(ctx, 64);
-    return std::nullopt;
-  } catch (const NoBf16Matmul&) {  // any other failure is not this one, and propagates
-    return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name();
-  }
-}
-
-const std::optional<std::string>& bf16_unavailable_on_this_cpu() {
-  static const std::optional<std::string> reason = bf16_unavailable_reason(1);
-  return reason;
+std::optional<std::string> no_bf16_matmul_reason() {
+  if (onednn_has_bf16_matmul()) return std::nullopt;
+  return "oneDNN " + onednn_version() + " has no bf16 matmul for ISA " + effective_isa_name();
 }
 
 MatmulPeak measure_matmul_peak(OneDnnContext& ctx, const std::vector<std::int64_t>& sizes, int repetitions,
@@ -277,7 +267,7 @@ ThreadPeaks measure_peaks(int threads, const RooflineSettings& settings) {
   peaks.threads = threads;
   OneDnnContext f32(threads);
   peaks.f32 = measure_matmul_peak(f32, settings.matmul_sizes, settings.repetitions, settings.seconds);
-  if (const auto reason = bf16_unavailable_reason(threads)) {
+  if (const auto reason = no_bf16_matmul_reason()) {
     peaks.bf16_reason = *reason;
   } else {
     OneDnnContext bf16(threads, DType::bf16);

@@ -87,12 +87,10 @@ std::size_t cache_bytes(int level);  // cache_bytes_in(kSysfsCacheFolder, level)
 // arrays together at most 1/8 of available memory.
 std::size_t default_stream_elements();
 
-// Why oneDNN cannot run a bf16 x bf16 -> f32 matmul on `threads` threads here ("oneDNN
-// 2.6.3 has no bf16 matmul for ISA avx2"), or nullopt when it can.
-std::optional<std::string> bf16_unavailable_reason(int threads);
-
-// bf16_unavailable_reason(1), probed once per process (the first call; thread-safe).
-const std::optional<std::string>& bf16_unavailable_on_this_cpu();
+// Why oneDNN has no bf16 x bf16 -> f32 matmul here ("oneDNN 2.6.3 has no bf16 matmul for ISA
+// avx2"), or nullopt when it has one (onednn_has_bf16_matmul()). bf16 contexts then multiply in
+// f32 on operands rounded to bf16: a bf16 roof or a timed oneDNN bf16 step would time that.
+std::optional<std::string> no_bf16_matmul_reason();
 
 // Times a square matmul src (n x n) x weights (n x n, oneDNN's preferred layout) -> dst
 // (n x n, f32) at each size, a core MatmulOp on ctx (bf16 inputs on a bf16 context, both

@@ -478,7 +478,10 @@ TEST(FusedBf16, RoundsLikeOneDnnsReorderBitForBit) {
   EXPECT_TRUE(std::isnan(fused::load(&nan_bits, 0)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 16, 17, 33, 64, 100, 130, 1000),
+// Widths around the loops' blocks of 8 and 16: tails alone (1, 3), one vector (8), whole
+// blocks (16, 64), blocks and a tail (17, 33, 100, 130), blocks, a vector and a tail (29), and
+// blocks and a vector (1000).
+INSTANTIATE_TEST_SUITE_P(Widths, FusedRows, ::testing::Values(1, 3, 8, 16, 17, 29, 33, 64, 100, 130, 1000),
                          [](const auto& info) {
                            std::ostringstream name;
                            name << "w" << info.param;

@@ -144,6 +144,15 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void add_terms(const float* v, cons
   for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(v + 8 * i), tanh.lane[i], acc[i]);
 }
 
+// The sum of the lanes of acc: the vectors, then the halves of the sum.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline float sum_of_lanes(const __m256 (&acc)[kVectors]) {
+  __m256 sum = acc[0];
+  for (int i = 1; i < kVectors; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
+}
+
 // out[j] = v . tanh(rows[j, :] + x), one row after the other in blocks of kBlock; a row's tail
 // from zero-padded copies (tanh(0) * 0 beyond its end). Prefetches as fused_avx512's loop:
 // its stream within the `readable` rows, `next_pass` spread over the blocks.
@@ -175,12 +184,50 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* ro
       tail_of(row, width, row_tail);
       add_terms(v_tail, tanh_finish(tanh_start(sum_of(row_tail, x_tail))), acc);
     }
-    __m256 sum = acc[0];
-    for (int i = 1; i < kVectors; ++i) sum = _mm256_add_ps(sum, acc[i]);
-    __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
-    out[j] = _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
+    out[j] = sum_of_lanes(acc);
   }
+}
+
+// out[r] = row r . x for the R rows from `first` (rows of `width`): blocks of kBlock into
+// kVectors accumulators a row, x's block loaded once for the R, then a last whole vector into
+// the first, then the last width % 8 elements from zero-padded copies (x's: x_tail) into the
+// second.
+template <int R, class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_block(const Row* first, const float* x,
+                                                                 const float (&x_tail)[8], std::int64_t width,
+                                                                 float* out) {
+  static_assert(kVectors == 2);
+  const std::int64_t whole = width / kBlock * kBlock, vectors = width / 8 * 8;
+  __m256 acc[R][kVectors];
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < kVectors; ++i) acc[r][i] = _mm256_setzero_ps();
+  for (std::int64_t k = 0; k < whole; k += kBlock)
+    for (int i = 0; i < kVectors; ++i) {
+      const __m256 x_k = _mm256_loadu_ps(x + k + 8 * i);
+      for (int r = 0; r < R; ++r) acc[r][i] = _mm256_fmadd_ps(load8(first + r * width + k + 8 * i), x_k, acc[r][i]);
+    }
+  if (whole < vectors) {
+    const __m256 x_k = _mm256_loadu_ps(x + whole);
+    for (int r = 0; r < R; ++r) acc[r][0] = _mm256_fmadd_ps(load8(first + r * width + whole), x_k, acc[r][0]);
+  }
+  if (vectors < width)
+    for (int r = 0; r < R; ++r) {
+      float row_tail[8] = {};
+      for (std::int64_t k = vectors; k < width; ++k) row_tail[k - vectors] = load(first + r * width, k);
+      acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(row_tail), _mm256_loadu_ps(x_tail), acc[r][1]);
+    }
+  for (int r = 0; r < R; ++r) out[r] = sum_of_lanes(acc[r]);
+}
+
+// out[j] = rows[j, :] . x: four rows at a time (eight independent chains), then one.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows, const float* x, std::int64_t n,
+                                                              std::int64_t width, float* out) {
+  float x_tail[8] = {};
+  std::copy(x + width / 8 * 8, x + width, x_tail);
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) dot_rows_block<4>(rows + j * width, x, x_tail, width, out + j);
+  for (; j < n; ++j) dot_rows_block<1>(rows + j * width, x, x_tail, width, out + j);
 }
 
 // y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none; shift_tail is tail_of(shift,
@@ -214,6 +261,16 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const 
 bool available() {
   static const bool yes = __builtin_cpu_supports("x86-64-v3");
   return yes;
+}
+
+ATTNBENCH_AVX2
+void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
+}
+
+ATTNBENCH_AVX2
+void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
+  dot_rows_of(rows, x, n, width, out);
 }
 
 ATTNBENCH_AVX2

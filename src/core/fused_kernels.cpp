@@ -192,11 +192,11 @@ void tanh_all(const float* __restrict x, std::int64_t n, float* __restrict y) {
 namespace {
 constexpr const char* kLoopsVariable = "ATTNBENCH_FUSED_LOOPS";
 constexpr EnvValue kLoopsValues[] = {{"best", "the default: the best loops this CPU runs"},
-                                     {"avx2", "fused_avx2's tanh loops, those of CPUs with AVX2 and FMA but without AVX-512"},
+                                     {"avx2", "fused_avx2's loops, those of CPUs with AVX2 and FMA but without AVX-512"},
                                      {"portable", "the plain C++ loops that CPUs without AVX2 run, here compiled for this CPU"}};
 
 // The loops that run (the names loops_name() gives): fused_avx512's where the CPU has AVX-512,
-// else fused_avx2's tanh loops (with the clones for the rest) where it has AVX2 and FMA, else
+// else fused_avx2's loops (with the clones for the rest) where it has AVX2 and FMA, else
 // the clones; ATTNBENCH_FUSED_LOOPS=avx2 or portable picks those (avx2 only where the CPU has it).
 enum class Loops { avx512, avx2, portable };
 
@@ -232,37 +232,37 @@ std::string loops_setting_error() {
   return error;
 }
 
-// AVX512_OR_CLONE: fused_avx512's loop where it runs, else the clone. TANH_LOOP: the same, with
-// fused_avx2's loop where that runs.
+// AVX512_OR_CLONE: fused_avx512's loop where it runs, else the clone. AVX512_AVX2_OR_CLONE: the
+// same, with fused_avx2's loop where that runs.
 #if ATTNBENCH_X86_LOOPS
 #define ATTNBENCH_AVX512_OR_CLONE(loop, ...) \
   (loops() == Loops::avx512 ? avx512::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
-#define ATTNBENCH_TANH_LOOP(loop, ...)                                                      \
+#define ATTNBENCH_AVX512_AVX2_OR_CLONE(loop, ...)                                           \
   (loops() == Loops::avx512 ? avx512::loop(__VA_ARGS__)                                     \
                             : loops() == Loops::avx2 ? avx2::loop(__VA_ARGS__) : portable::loop(__VA_ARGS__))
 #else
 #define ATTNBENCH_AVX512_OR_CLONE(loop, ...) portable::loop(__VA_ARGS__)
-#define ATTNBENCH_TANH_LOOP(loop, ...) portable::loop(__VA_ARGS__)
+#define ATTNBENCH_AVX512_AVX2_OR_CLONE(loop, ...) portable::loop(__VA_ARGS__)
 #endif
 
 void dot_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_AVX512_OR_CLONE(dot_rows, rows, x, n, width, out);
+  ATTNBENCH_AVX512_AVX2_OR_CLONE(dot_rows, rows, x, n, width, out);
 }
 void dot_rows(const std::uint16_t* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_AVX512_OR_CLONE(dot_rows, rows, x, n, width, out);
+  ATTNBENCH_AVX512_AVX2_OR_CLONE(dot_rows, rows, x, n, width, out);
 }
 void tanh_dot_rows(const float* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_TANH_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_AVX512_AVX2_OR_CLONE(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, std::int64_t n, std::int64_t width,
                    float* out, std::int64_t readable, PrefetchAlong next_pass) {
-  ATTNBENCH_TANH_LOOP(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
+  ATTNBENCH_AVX512_AVX2_OR_CLONE(tanh_dot_rows, rows, x, v, n, width, out, readable, next_pass);
 }
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  ATTNBENCH_TANH_LOOP(add_tanh_rows, rows, x, n, width, out);
+  ATTNBENCH_AVX512_AVX2_OR_CLONE(add_tanh_rows, rows, x, n, width, out);
 }
-void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_TANH_LOOP(tanh_all, x, n, y); }
+void tanh_all(const float* x, std::int64_t n, float* y) { ATTNBENCH_AVX512_AVX2_OR_CLONE(tanh_all, x, n, y); }
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
   ATTNBENCH_AVX512_OR_CLONE(weighted_sum_rows, w, rows, n, width, out);
 }

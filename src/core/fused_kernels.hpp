@@ -3,10 +3,10 @@
 // picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows and the
 // tanh loops are the exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one
 // stream, or, for weighted_sum_rows, summed in registers from the caches; a table tanh with
-// neither exp nor division), on AVX2 CPUs the tanh loops run fused_avx2.hpp's (a rational tanh
-// without a division instruction), elsewhere these clones (the tanh ones with fast_tanh). All
-// pointers are row-major, f32 or the bf16 rows below, and must not overlap
-// an output. Example: dot_rows(keys, q, len, A, e) scores one example.
+// neither exp nor division), on AVX2 CPUs the tanh loops and dot_rows run fused_avx2.hpp's (a
+// rational tanh without a division instruction; bf16 rows in 256-bit vectors), elsewhere
+// these clones (the tanh ones with fast_tanh). All pointers are row-major, f32 or the bf16
+// rows below, and must not overlap an output. Example: dot_rows(keys, q, len, A, e) scores one example.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 namespace attnbench::fused {
 
 // Which loops run: "avx512" (fused_avx512.hpp's, on CPUs with AVX-512), "avx2"
-// (fused_avx2.hpp's tanh loops and the clones, on CPUs with AVX2 and FMA but not AVX-512) or
+// (fused_avx2.hpp's loops and the clones, on CPUs with AVX2 and FMA but not AVX-512) or
 // "portable" (the clones, fast_tanh, as CPUs without AVX2 run them). The environment variable
 // ATTNBENCH_FUSED_LOOPS chooses: unset, empty or "best" the best this CPU runs, "avx2" those
 // on any CPU with AVX2 and FMA, "portable" the clones everywhere (so that an AVX-512 machine

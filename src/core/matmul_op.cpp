@@ -60,7 +60,7 @@ MatmulOp::MatmulOp(OneDnnContext& ctx, const dnnl::memory::desc& src, const dnnl
                                                 ? dnnl::memory::desc(weights.dims(), input_type(ctx), tag::any)
                                             : bf16_ ? plain_desc(weights.dims(), input_type(ctx))
                                                     : weights;
-  const dnnl::matmul::primitive_desc pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(matmul_src, matmul_weights, dst), attr, ctx.engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(matmul_src, matmul_weights, dst), attr, ctx.engine());
   primitive_ = dnnl::matmul(pd);
   impl_info_ = pd.impl_info_str();
   if (bf16_) src_bf16_ = Bf16Operand(ctx, src, matmul_src, rounds_through_bf16(ctx));

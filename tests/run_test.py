@@ -719,11 +719,16 @@ def test_memory_guard_skips_rows_with_empty_values(runs, schema):
         rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
 
 
-def test_onednn_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, schema):
+def test_onednn_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, schema, tmp_path):
     """bf16 where oneDNN has none (ONEDNN_MAX_CPU_ISA=AVX2, as on an AVX2-only CPU): the f32 points
-    and the fused bf16 ones run, the oneDNN bf16 ones are skipped rows naming why, exit 0"""
+    and the fused bf16 ones run, the oneDNN bf16 ones are skipped rows naming why, exit 0; the
+    fused bf16 rows take the f32 roof (a roofline without a bf16 peak, as `roofline` writes there)"""
+    here = runs.base().meta["build"]
+    machine = tmp_path / "no_bf16.json"
+    write(str(machine), json.dumps({"threads": {"1": {"f32_gflops": 100.0, "gbps": 10.0, "read_gbps": 12.0}},
+                                   "cpu_model": here["cpu_model"], "cpu_id": here["cpu_id"], "cores": here["cores"]}))
     rf = runs.sweep("no_bf16", "--batch", 2, "--src-len", 4, "--scorer", "dot", "--impl", "onednn,fused",
-                    "--dtype", "f32,bf16", env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+                    "--dtype", "f32,bf16", "--roofline", str(machine), env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
     status = {}  # (impl, dtype) -> the statuses of its stages
     for d in rf.timing.dicts():
         status.setdefault((d["impl"], d["dtype"]), set()).add(d["status"])
@@ -733,6 +738,9 @@ def test_onednn_bf16_points_are_skipped_where_onednn_has_no_bf16_matmul(runs, sc
     why = ", ".join(status.get(("onednn", "bf16"), ()))
     if not re.fullmatch(r"skipped: --dtype bf16 --impl onednn: oneDNN \S+ has no bf16 matmul for ISA avx2", why):
         rf.fail(f"oneDNN bf16 status {why!r}, expected 'skipped: --dtype bf16 --impl onednn: oneDNN ... has no bf16 matmul'")
+    fused_bf16 = [d for d in rf.timing.dicts() if (d["impl"], d["dtype"]) == ("fused", "bf16")]
+    if not all(is_number(d["roofline_pct"]) and d["bound"] in ("memory", "compute") for d in fused_bf16):
+        rf.fail(f"fused bf16 rows without roofline_pct or bound: {fused_bf16}")
     if rf.meta.get("status") != "complete":
         rf.fail(f"meta.json status {rf.meta.get('status')!r}, expected complete")
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/onednn_context.hpp"
 #include "driver/cost_model.hpp"
 #include "driver/csv_io.hpp"
 #include "driver/schema.hpp"
@@ -61,8 +62,10 @@ std::string timing_row(const Problem& p, std::string_view stage, const std::vect
   const StageCost cost = stage_cost(p, stage);
   const double per_step = schema::is_sequence_stage(stage) ? stats.median / static_cast<double>(p.tgt_len) : stats.median;
   const double gflops = cost.flops / stats.median, gbps = cost.bytes / stats.median;  // per ns = G per s
-  const std::string pct = roofline ? number(roofline->percent(p.threads, p.dtype, cost, stats.median)) : "";
-  const std::string bound = roofline ? roofline->bound(p.threads, p.dtype, cost) : "";
+  // Where oneDNN has no bf16 matmul a bf16 row multiplies in f32 (OneDnnContext): the f32 peak.
+  const DType roof = p.dtype == DType::bf16 && onednn_has_bf16_matmul() ? DType::bf16 : DType::f32;
+  const std::string pct = roofline ? number(roofline->percent(p.threads, roof, cost, stats.median)) : "";
+  const std::string bound = roofline ? roofline->bound(p.threads, roof, cost) : "";
   const std::vector<std::string> values = {
       std::to_string(samples.size()), std::to_string(iterations), number(stats.median), number(stats.mean),
       number(stats.stddev), number(stats.cv), number(stats.min), number(stats.max), number(per_step),

@@ -25,8 +25,9 @@ RowRange even_part(std::int64_t rows, int part, int parts);
 
 // True when a fused bf16 step's query (a FusedProjection on a bf16 context) multiplies in
 // bf16, false when in f32. The environment variable ATTNBENCH_FUSED_BF16_QUERY chooses: unset,
-// empty or "best" by bf16_matmul_outruns_f32(), "bf16" or "f32" that precision on any CPU with
-// oneDNN bf16 matmuls (so that one machine checks and times both). Read by each projection as
+// empty or "best" by bf16_matmul_outruns_f32(), "bf16" or "f32" that precision on any CPU (so
+// that one machine checks and times both; where oneDNN has no bf16 matmul, "bf16" multiplies
+// in f32 on operands rounded to bf16, OneDnnContext). Read by each projection as
 // it is built; attnbench refuses a bad value at start, a projection takes it for "best".
 bool fused_bf16_query_in_bf16();
 // The same as meta.json's build.fused_bf16_query names it: "bf16" or "f32".

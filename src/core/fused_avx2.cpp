@@ -122,11 +122,11 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline __m256 load8(const std::uint16_t* p
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
 }
 
-// The last width % kBlock elements of a row of `width` as f32 at the start of `block`, zeros after.
-template <class Row>
-[[gnu::always_inline]] inline void tail_of(const Row* row, std::int64_t width, float (&block)[kBlock]) {
-  const std::int64_t from = width / kBlock * kBlock;
-  std::fill(block, block + kBlock, 0.f);
+// The last width % N elements of a row of `width` as f32 at the start of `block`, zeros after.
+template <std::int64_t N, class Row>
+[[gnu::always_inline]] inline void tail_of(const Row* row, std::int64_t width, float (&block)[N]) {
+  const std::int64_t from = width / N * N;
+  std::fill(block, block + N, 0.f);
   for (std::int64_t k = from; k < width; ++k) block[k - from] = load(row, k);
 }
 
@@ -212,8 +212,8 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_block(const Row* firs
   }
   if (vectors < width)
     for (int r = 0; r < R; ++r) {
-      float row_tail[8] = {};
-      for (std::int64_t k = vectors; k < width; ++k) row_tail[k - vectors] = load(first + r * width, k);
+      float row_tail[8];
+      tail_of(first + r * width, width, row_tail);
       acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(row_tail), _mm256_loadu_ps(x_tail), acc[r][1]);
     }
   for (int r = 0; r < R; ++r) out[r] = sum_of_lanes(acc[r]);
@@ -223,8 +223,8 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_block(const Row* firs
 template <class Row>
 ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows, const float* x, std::int64_t n,
                                                               std::int64_t width, float* out) {
-  float x_tail[8] = {};
-  std::copy(x + width / 8 * 8, x + width, x_tail);
+  float x_tail[8];
+  tail_of(x, width, x_tail);
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4) dot_rows_block<4>(rows + j * width, x, x_tail, width, out + j);
   for (; j < n; ++j) dot_rows_block<1>(rows + j * width, x, x_tail, width, out + j);

@@ -191,7 +191,7 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* ro
 // The last width % 8 elements of a row of `width` as f32 in the first lanes, zeros in the
 // others. From a width of 8 the row's last whole vector is moved down in registers: a copy
 // stored to memory and read back as a vector stalls the load (store forwarding), which made
-// the lesson's dot step on a Zen 3 1.6x as long.
+// the lesson's dot step on a Zen 3 twice as long (README, "Fused algorithms").
 template <class Row>
 ATTNBENCH_AVX2 [[gnu::always_inline]] inline __m256 tail8(const Row* row, std::int64_t width) {
   if (width < 8) {

@@ -130,64 +130,6 @@ template <std::int64_t N, class Row>
   for (std::int64_t k = from; k < width; ++k) block[k - from] = load(row, k);
 }
 
-// row[k..k + kBlock) + x[k..k + kBlock) as f32.
-template <class Row>
-ATTNBENCH_AVX2 [[gnu::always_inline]] inline Vectors sum_of(const Row* row, const float* x) {
-  Vectors z;
-  for (int i = 0; i < kVectors; ++i) z.lane[i] = _mm256_add_ps(load8(row + 8 * i), _mm256_loadu_ps(x + 8 * i));
-  return z;
-}
-
-// Adds v[k..k + kBlock) * tanh to acc, lane by lane.
-ATTNBENCH_AVX2 [[gnu::always_inline]] inline void add_terms(const float* v, const Vectors& tanh,
-                                                            __m256 (&acc)[kVectors]) {
-  for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(v + 8 * i), tanh.lane[i], acc[i]);
-}
-
-// The sum of the lanes of acc: the vectors, then the halves of the sum.
-ATTNBENCH_AVX2 [[gnu::always_inline]] inline float sum_of_lanes(const __m256 (&acc)[kVectors]) {
-  __m256 sum = acc[0];
-  for (int i = 1; i < kVectors; ++i) sum = _mm256_add_ps(sum, acc[i]);
-  __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-  half = _mm_add_ps(half, _mm_movehl_ps(half, half));
-  return _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
-}
-
-// out[j] = v . tanh(rows[j, :] + x), one row after the other in blocks of kBlock; a row's tail
-// from zero-padded copies (tanh(0) * 0 beyond its end). Prefetches as fused_avx512's loop:
-// its stream within the `readable` rows, `next_pass` spread over the blocks.
-template <class Row>
-ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
-                                                                   std::int64_t n, std::int64_t width, float* out,
-                                                                   std::int64_t readable, PrefetchAlong next_pass) {
-  float x_tail[kBlock], v_tail[kBlock], row_tail[kBlock];
-  tail_of(x, width, x_tail);
-  tail_of(v, width, v_tail);
-  const std::int64_t whole = width / kBlock * kBlock;
-  const StreamPrefetch ahead(rows, readable * width * static_cast<std::int64_t>(sizeof(Row)));
-  SpreadPrefetch along(next_pass, n * ((width + kBlock - 1) / kBlock));
-  for (std::int64_t j = 0; j < n; ++j) {
-    const Row* row = rows + j * width;
-    __m256 acc[kVectors];
-    for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_setzero_ps();
-    tanh_blocks(
-        whole,
-        [&](std::int64_t k) ATTNBENCH_AVX2_LAMBDA {
-          ahead.request(row + k, kBlock * static_cast<std::int64_t>(sizeof(Row)));
-          along.step();
-          return sum_of(row + k, x + k);
-        },
-        [&](std::int64_t k, const Vectors& tanh) ATTNBENCH_AVX2_LAMBDA { add_terms(v + k, tanh, acc); });
-    if (whole < width) {
-      ahead.request(row + whole, (width - whole) * static_cast<std::int64_t>(sizeof(Row)));
-      along.step();
-      tail_of(row, width, row_tail);
-      add_terms(v_tail, tanh_finish(tanh_start(sum_of(row_tail, x_tail))), acc);
-    }
-    out[j] = sum_of_lanes(acc);
-  }
-}
-
 // The last width % 8 elements of a row of `width` as f32 in the first lanes, zeros in the
 // others. From a width of 8 the row's last whole vector is moved down in registers: a copy
 // stored to memory and read back as a vector stalls the load (store forwarding), which made
@@ -205,6 +147,81 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline __m256 tail8(const Row* row, std::i
   const __m256i from = _mm256_sub_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(8)), rest);
   const __m256 moved = _mm256_permutevar8x32_ps(load8(row + width - 8), from);
   return _mm256_and_ps(moved, _mm256_castsi256_ps(_mm256_cmpgt_epi32(rest, lane)));
+}
+
+// The last width % kBlock elements of a row of `width` as f32 in the first lanes of kVectors
+// vectors, zeros in the others; in registers (load8, tail8), as tail8 says why.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline Vectors tail_block(const Row* row, std::int64_t width) {
+  const std::int64_t whole = width / kBlock * kBlock;
+  Vectors block;
+  for (int i = 0; i < kVectors; ++i) {
+    const std::int64_t from = whole + 8 * i;
+    block.lane[i] = from + 8 <= width ? load8(row + from) : from < width ? tail8(row, width) : _mm256_setzero_ps();
+  }
+  return block;
+}
+
+// a + b, lane by lane.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline Vectors sum_of(const Vectors& a, const Vectors& b) {
+  Vectors z;
+  for (int i = 0; i < kVectors; ++i) z.lane[i] = _mm256_add_ps(a.lane[i], b.lane[i]);
+  return z;
+}
+
+// row[k..k + kBlock) as f32.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline Vectors block_of(const Row* row) {
+  Vectors z;
+  for (int i = 0; i < kVectors; ++i) z.lane[i] = load8(row + 8 * i);
+  return z;
+}
+
+// Adds v * tanh to acc, lane by lane.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void add_terms(const Vectors& v, const Vectors& tanh,
+                                                            __m256 (&acc)[kVectors]) {
+  for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_fmadd_ps(v.lane[i], tanh.lane[i], acc[i]);
+}
+
+// The sum of the lanes of acc: the vectors, then the halves of the sum.
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline float sum_of_lanes(const __m256 (&acc)[kVectors]) {
+  __m256 sum = acc[0];
+  for (int i = 1; i < kVectors; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
+}
+
+// out[j] = v . tanh(rows[j, :] + x), one row after the other in blocks of kBlock; a row's tail
+// from tail_block (tanh(0) * 0 beyond its end). Prefetches as fused_avx512's loop:
+// its stream within the `readable` rows, `next_pass` spread over the blocks.
+template <class Row>
+ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* rows, const float* x, const float* v,
+                                                                   std::int64_t n, std::int64_t width, float* out,
+                                                                   std::int64_t readable, PrefetchAlong next_pass) {
+  const Vectors x_tail = tail_block(x, width), v_tail = tail_block(v, width);
+  const std::int64_t whole = width / kBlock * kBlock;
+  const StreamPrefetch ahead(rows, readable * width * static_cast<std::int64_t>(sizeof(Row)));
+  SpreadPrefetch along(next_pass, n * ((width + kBlock - 1) / kBlock));
+  for (std::int64_t j = 0; j < n; ++j) {
+    const Row* row = rows + j * width;
+    __m256 acc[kVectors];
+    for (int i = 0; i < kVectors; ++i) acc[i] = _mm256_setzero_ps();
+    tanh_blocks(
+        whole,
+        [&](std::int64_t k) ATTNBENCH_AVX2_LAMBDA {
+          ahead.request(row + k, kBlock * static_cast<std::int64_t>(sizeof(Row)));
+          along.step();
+          return sum_of(block_of(row + k), block_of(x + k));
+        },
+        [&](std::int64_t k, const Vectors& tanh) ATTNBENCH_AVX2_LAMBDA { add_terms(block_of(v + k), tanh, acc); });
+    if (whole < width) {
+      ahead.request(row + whole, (width - whole) * static_cast<std::int64_t>(sizeof(Row)));
+      along.step();
+      add_terms(v_tail, tanh_finish(tanh_start(sum_of(tail_block(row, width), x_tail))), acc);
+    }
+    out[j] = sum_of_lanes(acc);
+  }
 }
 
 // out[r] = row r . x for the R rows from `first` (rows of `width`): blocks of kBlock into
@@ -242,28 +259,24 @@ ATTNBENCH_AVX2 [[gnu::always_inline]] inline void dot_rows_of(const Row* rows, c
   for (; j < n; ++j) dot_rows_block<1>(rows + j * width, x, x_tail, width, out + j);
 }
 
-// y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none; shift_tail is tail_of(shift,
-// n) (built once by a caller over many rows), unread when shift is nullptr.
+// y[i] = tanh(x[i] + shift[i]) for i < n, shift nullptr for none; shift_tail is
+// tail_block(shift, n) (built once by a caller over many rows), unread when shift is nullptr.
 ATTNBENCH_AVX2 [[gnu::always_inline]] inline void tanh_of(const float* x, const float* shift,
-                                                          const float (&shift_tail)[kBlock], std::int64_t n,
-                                                          float* y) {
-  const auto arguments = [](const float* from, const float* by) ATTNBENCH_AVX2_LAMBDA {
-    Vectors z;
-    for (int i = 0; i < kVectors; ++i)
-      z.lane[i] = by ? _mm256_add_ps(_mm256_loadu_ps(from + 8 * i), _mm256_loadu_ps(by + 8 * i)) : _mm256_loadu_ps(from + 8 * i);
-    return z;
-  };
+                                                          const Vectors& shift_tail, std::int64_t n, float* y) {
   const auto store = [](float* to, const Vectors& tanh) ATTNBENCH_AVX2_LAMBDA {
     for (int i = 0; i < kVectors; ++i) _mm256_storeu_ps(to + 8 * i, tanh.lane[i]);
   };
   const std::int64_t whole = n / kBlock * kBlock;
   tanh_blocks(
-      whole, [&](std::int64_t i) ATTNBENCH_AVX2_LAMBDA { return arguments(x + i, shift ? shift + i : nullptr); },
+      whole,
+      [&](std::int64_t i) ATTNBENCH_AVX2_LAMBDA {
+        return shift ? sum_of(block_of(x + i), block_of(shift + i)) : block_of(x + i);
+      },
       [&](std::int64_t i, const Vectors& tanh) ATTNBENCH_AVX2_LAMBDA { store(y + i, tanh); });
   if (whole < n) {
-    float x_tail[kBlock], y_tail[kBlock];
-    tail_of(x, n, x_tail);
-    store(y_tail, tanh_finish(tanh_start(arguments(x_tail, shift ? shift_tail : nullptr))));
+    const Vectors x_tail = tail_block(x, n);
+    float y_tail[kBlock];
+    store(y_tail, tanh_finish(tanh_start(shift ? sum_of(x_tail, shift_tail) : x_tail)));
     std::copy(y_tail, y_tail + (n - whole), y + whole);
   }
 }
@@ -299,15 +312,13 @@ void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, st
 
 ATTNBENCH_AVX2
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out) {
-  float x_tail[kBlock];
-  tail_of(x, width, x_tail);
+  const Vectors x_tail = tail_block(x, width);
   for (std::int64_t j = 0; j < n; ++j) tanh_of(rows + j * width, x, x_tail, width, out + j * width);
 }
 
 ATTNBENCH_AVX2
 void tanh_all(const float* x, std::int64_t n, float* y) {
-  const float no_shift[kBlock] = {};
-  tanh_of(x, nullptr, no_shift, n, y);
+  tanh_of(x, nullptr, Vectors{}, n, y);
 }
 
 }  // namespace attnbench::fused::avx2

@@ -407,6 +407,30 @@ TEST_P(FusedRows, StreamedBf16WeightedSumMatchesThePlainOneAndReadsNoRowPastN) {
   EXPECT_TRUE(std::all_of(plain.begin(), plain.end(), [](float x) { return std::isfinite(x); }));
 }
 
+TEST(FusedBf16, StreamedWeightedSumOfAnyRowCountIsNearDoubleAndReadsNoRowPastN) {
+  // Every remainder of the four-row blocks (n 0 to 7), whole 32-element chunks with tails of
+  // 0, 13 and 16 to 31 elements and widths under 32, with and without rows to prefetch: the
+  // rows past n are bf16 NaN, so reading one would show.
+  for (const std::int64_t width : {std::int64_t{5}, std::int64_t{31}, std::int64_t{32}, std::int64_t{45},
+                                   std::int64_t{48}, std::int64_t{61}, std::int64_t{96}})
+    for (std::int64_t n = 0; n <= 7; ++n)
+      for (const std::int64_t readable : {n, n + 64}) {
+        SCOPED_TRACE("width " + std::to_string(width) + " n " + std::to_string(n) + " readable " +
+                     std::to_string(readable));
+        std::vector<std::uint16_t> bits;
+        const std::vector<float> rounded = bf16_rounded(random_floats(count(n * width), 29, -2.f, 2.f), bits);
+        bits.resize(count(readable * width), std::uint16_t{0x7fc0});
+        const std::vector<float> w = random_floats(count(n), 30, 0.f, 1.f);
+        std::vector<float> out(count(width), std::nanf(""));
+        fused::weighted_sum_rows_streamed(w.data(), bits.data(), n, width, out.data(), readable);
+        std::vector<double> ref(count(width), 0.0);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t k = 0; k < width; ++k)
+            ref[count(k)] += double(w[count(j)]) * rounded[count(j * width + k)];
+        EXPECT_TRUE(near_reference("streamed bf16", out, ref));
+      }
+}
+
 TEST_P(FusedRows, StreamedF32WeightedSumMatchesThePlainOneAndReadsNoRowPastN) {
   // As above with f32 rows, NaN past n.
   const std::int64_t n = 13, width = GetParam();

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include <algorithm>
 #include <bit>
 #include <type_traits>
 
@@ -191,11 +192,27 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void tanh_dot_rows_of(const Row* 
            });
 }
 
-// weighted_sum_block of bf16 rows for an even V, every lane: each 64-byte load holds 32
-// elements as 16 pairs, whose f32 values are the 32-bit word shifted up 16 (element 2m) and
-// the word with its low half cleared (2m + 1), 2 operations for 32 elements where widening
-// takes 2 for 16 (vpmovzxwd and a shift). Each element gets the same fma chain as through
-// load16, so the sums are the same bit for bit; their lanes are put back in order at the end.
+// 32 bf16 elements loaded as 16 pairs (one 32-bit word each) as two f32 vectors: the word
+// shifted up 16 is element 2m's f32 (even_elements), the word with its low half cleared
+// element 2m + 1's (odd_elements). 2 operations for 32 elements, where widening takes 2
+// (vpmovzxwd and a shift) for 16; the values are those of load16, exactly.
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 even_elements(__m512i pairs) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+}
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline __m512 odd_elements(__m512i pairs) {
+  return _mm512_castsi512_ps(_mm512_and_si512(pairs, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+// Stores the even and the odd elements of 32 in order at out.
+ATTNBENCH_AVX512 [[gnu::always_inline]] inline void store_in_order(float* out, __m512 even, __m512 odd) {
+  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  _mm512_storeu_ps(out, _mm512_permutex2var_ps(even, first_half, odd));
+  _mm512_storeu_ps(out + 16, _mm512_permutex2var_ps(even, second_half, odd));
+}
+
+// weighted_sum_block of bf16 rows for an even V, every lane: the rows as pairs (even_elements,
+// odd_elements), each element with the same chain of multiply-adds as through load16, so the
+// sums are the same bit for bit, put in order at the end.
 // On a 2-core AMD EPYC (Zen 4), 2026-12-07, the mid size's bf16 step (B32 L50 E512) took
 // 0.77x to 0.84x the time of widening for location, dot, scaled_dot and general, 0.94x to
 // 0.97x for additive and mlp (4 ABBA rounds, 1 and 2 threads; README "Fused algorithms").
@@ -205,7 +222,6 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void weighted_sum_pairs(const flo
                                                                        std::int64_t k, float* out) {
   static_assert(V % 2 == 0, "a load holds two vectors' elements");
   constexpr int kLoads = V / 2;
-  const __m512i high_half = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
   __m512 even[kLoads], odd[kLoads];
   for (int i = 0; i < kLoads; ++i) even[i] = odd[i] = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < n; ++j) {
@@ -213,16 +229,11 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void weighted_sum_pairs(const flo
     const std::uint16_t* row = rows + j * width + k;
     for (int i = 0; i < kLoads; ++i) {
       const __m512i pairs = _mm512_loadu_si512(row + 32 * i);
-      even[i] = _mm512_fmadd_ps(weight, _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16)), even[i]);
-      odd[i] = _mm512_fmadd_ps(weight, _mm512_castsi512_ps(_mm512_and_si512(pairs, high_half)), odd[i]);
+      even[i] = _mm512_fmadd_ps(weight, even_elements(pairs), even[i]);
+      odd[i] = _mm512_fmadd_ps(weight, odd_elements(pairs), odd[i]);
     }
   }
-  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i second_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  for (int i = 0; i < kLoads; ++i) {
-    _mm512_storeu_ps(out + k + 32 * i, _mm512_permutex2var_ps(even[i], first_half, odd[i]));
-    _mm512_storeu_ps(out + k + 32 * i + 16, _mm512_permutex2var_ps(even[i], second_half, odd[i]));
-  }
+  for (int i = 0; i < kLoads; ++i) store_in_order(out + k + 32 * i, even[i], odd[i]);
 }
 
 // Sums w[j] rows[j, k..k + 16 V) over j < n into V accumulators (each lane
@@ -261,7 +272,8 @@ ATTNBENCH_AVX512 [[gnu::always_inline]] inline void over_sum_blocks(std::int64_t
 // fused_projection.hpp (2026-12-04), 1 thread, rows in its L2 (16 examples of 50 x 512): f32
 // 0.80 to 0.88, bf16 0.71 of the clones' time. Not for rows from DRAM or the L3: there (40
 // examples of 50 x 2000 from the L3) it took 1.05 of their time, and in the paper's steps
-// this loop, or one row at a time, 1.02 to 1.5 (weighted_sum_rows_streamed keeps the clones).
+// this loop, or one row at a time, 1.02 to 1.5 (weighted_sum_rows_streamed keeps four rows
+// at a time).
 template <class Row>
 ATTNBENCH_AVX512 [[gnu::always_inline]] inline void weighted_sum_rows_of(const float* w, const Row* rows,
                                                                          std::int64_t n, std::int64_t width,
@@ -308,6 +320,62 @@ void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::i
 ATTNBENCH_AVX512
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
   weighted_sum_rows_of(w, rows, n, width, out);
+}
+
+// Four rows at a time like the clones (BlockPrefetch's block of the `readable` rows ahead, a
+// line of each of its rows per line of its own; out loaded and stored once per four rows),
+// each element out + fma(w3, r3, fma(w2, r2, fma(w1, r1, w0 r0))) (GCC's clones contract the
+// same sum otherwise: the last bits differ), the rows' whole 32-element chunks as pairs:
+// out holds each chunk's even elements before its odd ones until all rows are summed, then
+// store_in_order; the last width % 32 elements are widened 16 at a time (load16).
+ATTNBENCH_AVX512
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable) {
+  const std::int64_t paired = width / 32 * 32;
+  std::fill(out, out + width, 0.f);
+  const BlockPrefetch ahead(rows, width * 2, readable);
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const std::uint16_t* r = rows + j * width;
+    const __m512 w0 = _mm512_set1_ps(w[j]), w1 = _mm512_set1_ps(w[j + 1]), w2 = _mm512_set1_ps(w[j + 2]),
+                 w3 = _mm512_set1_ps(w[j + 3]);
+    const auto four_rows = [&](__m512 (*elements)(__m512i), std::int64_t k) ATTNBENCH_AVX512_LAMBDA {
+      __m512 sum = _mm512_mul_ps(w0, elements(_mm512_loadu_si512(r + k)));
+      sum = _mm512_fmadd_ps(w1, elements(_mm512_loadu_si512(r + width + k)), sum);
+      sum = _mm512_fmadd_ps(w2, elements(_mm512_loadu_si512(r + 2 * width + k)), sum);
+      return _mm512_fmadd_ps(w3, elements(_mm512_loadu_si512(r + 3 * width + k)), sum);
+    };
+    const char* next = ahead.of(j);
+    for (std::int64_t k = 0; k < paired; k += 32) {
+      if (next)
+        for (int row = 0; row < 4; ++row) _mm_prefetch(next + k * 2 + row * ahead.row_bytes(), _MM_HINT_T0);
+      _mm512_storeu_ps(out + k, _mm512_add_ps(_mm512_loadu_ps(out + k), four_rows(even_elements, k)));
+      _mm512_storeu_ps(out + k + 16, _mm512_add_ps(_mm512_loadu_ps(out + k + 16), four_rows(odd_elements, k)));
+    }
+    for (std::int64_t k = paired; k < width; k += 16) {
+      const __mmask16 m = first_lanes(width - k);
+      __m512 sum = _mm512_mul_ps(w0, load16(r + k, m));
+      sum = _mm512_fmadd_ps(w1, load16(r + width + k, m), sum);
+      sum = _mm512_fmadd_ps(w2, load16(r + 2 * width + k, m), sum);
+      sum = _mm512_fmadd_ps(w3, load16(r + 3 * width + k, m), sum);
+      _mm512_mask_storeu_ps(out + k, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, out + k), sum));
+    }
+  }
+  for (; j < n; ++j) {
+    const std::uint16_t* row = rows + j * width;
+    const __m512 weight = _mm512_set1_ps(w[j]);
+    for (std::int64_t k = 0; k < paired; k += 32) {
+      const __m512i pairs = _mm512_loadu_si512(row + k);
+      _mm512_storeu_ps(out + k, _mm512_fmadd_ps(weight, even_elements(pairs), _mm512_loadu_ps(out + k)));
+      _mm512_storeu_ps(out + k + 16, _mm512_fmadd_ps(weight, odd_elements(pairs), _mm512_loadu_ps(out + k + 16)));
+    }
+    for (std::int64_t k = paired; k < width; k += 16) {
+      const __mmask16 m = first_lanes(width - k);
+      _mm512_mask_storeu_ps(out + k, m, _mm512_fmadd_ps(weight, load16(row + k, m), _mm512_maskz_loadu_ps(m, out + k)));
+    }
+  }
+  for (std::int64_t k = 0; k < paired; k += 32)
+    store_in_order(out + k, _mm512_loadu_ps(out + k), _mm512_loadu_ps(out + k + 16));
 }
 
 ATTNBENCH_AVX512

@@ -1,6 +1,7 @@
 // The fused kernels' row loops on CPUs with AVX-512 (x86-64-v4), written with intrinsics.
 // Each goes through its rows one at a time, four accumulators along the row, so that the
-// rows are read as one sequential stream: on a 2-core AMD EPYC (Zen 4) reading four rows
+// rows are read as one sequential stream (but weighted_sum_rows_streamed, the clones' four
+// rows at a time, and weighted_sum_rows' register blocks): on a 2-core AMD EPYC (Zen 4) reading four rows
 // interleaved left DRAM at 13 to 16 GB/s where one stream reached 22 to 25 (a scratch
 // program over 16 MB of rows, 1 thread; README, "Fused algorithms").
 // The tanh is neither an exp nor a division: |x| (clamped below kTanhClamp) rounded to the
@@ -34,6 +35,8 @@ void tanh_dot_rows(const std::uint16_t* rows, const float* x, const float* v, st
 void add_tanh_rows(const float* rows, const float* x, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out);
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable);
 void tanh_all(const float* x, std::int64_t n, float* y);
 
 }  // namespace attnbench::fused::avx512

@@ -118,16 +118,11 @@ template <class Row>
 
 }  // namespace
 
-// The clones on every CPU: on AVX-512 ones too (fused_avx512's weighted_sum_rows is for rows
-// in the caches).
+// f32 rows: the clones on every CPU, AVX-512 ones too (fused_avx512's weighted_sum_rows is for
+// rows in the caches). bf16 rows: fused_avx512's loop where it runs, else the clones.
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out) {
   weighted_sum_rows_of(w, rows, n, width, out, 0);
-}
-ATTNBENCH_ISA_CLONES
-void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
-                                float* out, std::int64_t readable) {
-  weighted_sum_rows_of(w, rows, n, width, out, readable);
 }
 
 ATTNBENCH_ISA_CLONES
@@ -168,6 +163,12 @@ void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::i
 ATTNBENCH_ISA_CLONES
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
   weighted_sum_rows_of(w, rows, n, width, out, 0);
+}
+
+ATTNBENCH_ISA_CLONES
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable) {
+  weighted_sum_rows_of(w, rows, n, width, out, readable);
 }
 
 ATTNBENCH_ISA_CLONES
@@ -268,6 +269,11 @@ void weighted_sum_rows(const float* w, const float* rows, std::int64_t n, std::i
 }
 void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width, float* out) {
   ATTNBENCH_AVX512_OR_CLONE(weighted_sum_rows, w, rows, n, width, out);
+}
+
+void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,
+                                float* out, std::int64_t readable) {
+  ATTNBENCH_AVX512_OR_CLONE(weighted_sum_rows_streamed, w, rows, n, width, out, readable);
 }
 
 double tanh_term_macs() { return loops() == Loops::avx512 ? 4 : 10; }

@@ -1,8 +1,9 @@
 // The loops of the fused attention step (Impl::fused), plain C++ that GCC vectorizes.
 // Each is compiled for AVX-512, for AVX2 + FMA and for baseline x86-64; the loader
-// picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows and the
-// tanh loops are the exception: on AVX-512 CPUs they run fused_avx512.hpp's (rows read as one
-// stream, or, for weighted_sum_rows, summed in registers from the caches; a table tanh with
+// picks the best one the CPU runs (GCC target_clones). dot_rows, weighted_sum_rows (and
+// weighted_sum_rows_streamed of bf16 rows) and the tanh loops are the exception: on AVX-512
+// CPUs they run fused_avx512.hpp's (rows read as one stream, or, for weighted_sum_rows, summed
+// in registers from the caches; bf16 rows of a weighted sum as pairs; a table tanh with
 // neither exp nor division), on AVX2 CPUs the tanh loops and dot_rows run fused_avx2.hpp's (a
 // rational tanh without a division instruction; bf16 rows in 256-bit vectors), elsewhere
 // these clones (the tanh ones with fast_tanh). All pointers are row-major, f32 or the bf16
@@ -75,9 +76,11 @@ void weighted_sum_rows(const float* w, const std::uint16_t* rows, std::int64_t n
 // The same sum over rows that stream from DRAM, four rows at a time on every CPU (bit for bit
 // weighted_sum_rows where that runs the clones, up to the order of its additions on AVX-512
 // CPUs). f32 rows keep up with the hardware prefetcher. bf16 rows do not (converting them in
-// registers leaves it behind): rows is (readable, width) with readable >= n, and the rows
-// past the n summed (give the ones summed next, e.g. the following examples' annotations) are
-// prefetched while these are summed; they are not read and `out` does not depend on them.
+// registers leaves it behind; on AVX-512 CPUs fused_avx512's loop, with the clones' four rows
+// and prefetch, takes them as pairs, 2 operations for 32 elements): rows is (readable, width)
+// with readable >= n, and the rows past the n summed (give the ones summed next, e.g. the
+// following examples' annotations) are prefetched while these are summed; they are not read
+// and `out` does not depend on them.
 // From the caches the prefetches only cost (FusedAttend says when).
 void weighted_sum_rows_streamed(const float* w, const float* rows, std::int64_t n, std::int64_t width, float* out);
 void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::int64_t n, std::int64_t width,

@@ -409,7 +409,7 @@ TEST_P(FusedRows, StreamedBf16WeightedSumMatchesThePlainOneAndReadsNoRowPastN) {
 
 TEST(FusedBf16, StreamedWeightedSumOfAnyRowCountIsNearDoubleAndReadsNoRowPastN) {
   // Every remainder of the four-row blocks (n 0 to 7), whole 32-element chunks with tails of
-  // 0, 13 and 16 to 31 elements and widths under 32, with and without rows to prefetch: the
+  // 0, 13, 16 and 29 elements and widths under 32, with and without rows to prefetch: the
   // rows past n are bf16 NaN, so reading one would show.
   for (const std::int64_t width : {std::int64_t{5}, std::int64_t{31}, std::int64_t{32}, std::int64_t{45},
                                    std::int64_t{48}, std::int64_t{61}, std::int64_t{96}})

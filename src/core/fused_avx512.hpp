@@ -1,9 +1,9 @@
 // The fused kernels' row loops on CPUs with AVX-512 (x86-64-v4), written with intrinsics.
 // Each goes through its rows one at a time, four accumulators along the row, so that the
-// rows are read as one sequential stream (but weighted_sum_rows_streamed, the clones' four
-// rows at a time, and weighted_sum_rows' register blocks): on a 2-core AMD EPYC (Zen 4) reading four rows
-// interleaved left DRAM at 13 to 16 GB/s where one stream reached 22 to 25 (a scratch
-// program over 16 MB of rows, 1 thread; README, "Fused algorithms").
+// rows are read as one sequential stream (but for weighted_sum_rows' register blocks and
+// weighted_sum_rows_streamed's four rows at a time, the clones' way): on a 2-core AMD EPYC
+// (Zen 4) reading four rows interleaved left DRAM at 13 to 16 GB/s where one stream reached
+// 22 to 25 (a scratch program over 16 MB of rows, 1 thread; README, "Fused algorithms").
 // The tanh is neither an exp nor a division: |x| (clamped below kTanhClamp) rounded to the
 // nearest multiple of kTanhWidth picks one of kTanhIntervals intervals, each lane takes its
 // interval's coefficients from two registers (vpermt2ps) and kTanhDegree FMAs evaluate the

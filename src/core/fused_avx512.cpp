@@ -339,25 +339,30 @@ void weighted_sum_rows_streamed(const float* w, const std::uint16_t* rows, std::
     const std::uint16_t* r = rows + j * width;
     const __m512 w0 = _mm512_set1_ps(w[j]), w1 = _mm512_set1_ps(w[j + 1]), w2 = _mm512_set1_ps(w[j + 2]),
                  w3 = _mm512_set1_ps(w[j + 3]);
-    const auto four_rows = [&](__m512 (*elements)(__m512i), std::int64_t k) ATTNBENCH_AVX512_LAMBDA {
-      __m512 sum = _mm512_mul_ps(w0, elements(_mm512_loadu_si512(r + k)));
-      sum = _mm512_fmadd_ps(w1, elements(_mm512_loadu_si512(r + width + k)), sum);
-      sum = _mm512_fmadd_ps(w2, elements(_mm512_loadu_si512(r + 2 * width + k)), sum);
-      return _mm512_fmadd_ps(w3, elements(_mm512_loadu_si512(r + 3 * width + k)), sum);
+    // w0 load(r) + ... + w3 load(r + 3 width), load(row) giving 16 of a row's elements as f32.
+    const auto four_rows = [&](auto load) ATTNBENCH_AVX512_LAMBDA {
+      __m512 sum = _mm512_mul_ps(w0, load(r));
+      sum = _mm512_fmadd_ps(w1, load(r + width), sum);
+      sum = _mm512_fmadd_ps(w2, load(r + 2 * width), sum);
+      return _mm512_fmadd_ps(w3, load(r + 3 * width), sum);
     };
     const char* next = ahead.of(j);
     for (std::int64_t k = 0; k < paired; k += 32) {
       if (next)
         for (int row = 0; row < 4; ++row) _mm_prefetch(next + k * 2 + row * ahead.row_bytes(), _MM_HINT_T0);
-      _mm512_storeu_ps(out + k, _mm512_add_ps(_mm512_loadu_ps(out + k), four_rows(even_elements, k)));
-      _mm512_storeu_ps(out + k + 16, _mm512_add_ps(_mm512_loadu_ps(out + k + 16), four_rows(odd_elements, k)));
+      const __m512 even = four_rows([k](const std::uint16_t* row) ATTNBENCH_AVX512_LAMBDA {
+        return even_elements(_mm512_loadu_si512(row + k));
+      });
+      const __m512 odd = four_rows([k](const std::uint16_t* row) ATTNBENCH_AVX512_LAMBDA {
+        return odd_elements(_mm512_loadu_si512(row + k));
+      });
+      _mm512_storeu_ps(out + k, _mm512_add_ps(_mm512_loadu_ps(out + k), even));
+      _mm512_storeu_ps(out + k + 16, _mm512_add_ps(_mm512_loadu_ps(out + k + 16), odd));
     }
     for (std::int64_t k = paired; k < width; k += 16) {
       const __mmask16 m = first_lanes(width - k);
-      __m512 sum = _mm512_mul_ps(w0, load16(r + k, m));
-      sum = _mm512_fmadd_ps(w1, load16(r + width + k, m), sum);
-      sum = _mm512_fmadd_ps(w2, load16(r + 2 * width + k, m), sum);
-      sum = _mm512_fmadd_ps(w3, load16(r + 3 * width + k, m), sum);
+      const __m512 sum =
+          four_rows([k, m](const std::uint16_t* row) ATTNBENCH_AVX512_LAMBDA { return load16(row + k, m); });
       _mm512_mask_storeu_ps(out + k, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, out + k), sum));
     }
   }
